@@ -1,0 +1,135 @@
+package snapshotsource
+
+import (
+	"strings"
+	"testing"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+const driver = "csi.example.com"
+
+func ptr[T any](v T) *T { return &v }
+
+type snapOption func(*snapv1.VolumeSnapshot, *snapv1.VolumeSnapshotContent)
+
+// newPair returns a ready snapshot prod/snap bound to content "content".
+func newPair(opts ...snapOption) (*snapv1.VolumeSnapshot, *snapv1.VolumeSnapshotContent) {
+	snap := &snapv1.VolumeSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "prod", UID: "snap-uid"},
+		Status: &snapv1.VolumeSnapshotStatus{
+			BoundVolumeSnapshotContentName: ptr("content"),
+			ReadyToUse:                     ptr(true),
+			RestoreSize:                    ptr(resource.MustParse("1Gi")),
+		},
+	}
+	content := &snapv1.VolumeSnapshotContent{
+		ObjectMeta: metav1.ObjectMeta{Name: "content"},
+		Spec: snapv1.VolumeSnapshotContentSpec{
+			VolumeSnapshotRef: v1.ObjectReference{Name: "snap", Namespace: "prod", UID: "snap-uid"},
+			Driver:            driver,
+			SourceVolumeMode:  ptr(v1.PersistentVolumeFilesystem),
+		},
+		Status: &snapv1.VolumeSnapshotContentStatus{SnapshotHandle: ptr("handle-1"), ReadyToUse: ptr(true)},
+	}
+	for _, o := range opts {
+		o(snap, content)
+	}
+	return snap, content
+}
+
+func TestCheck(t *testing.T) {
+	block := ptr(v1.PersistentVolumeBlock)
+	tests := []struct {
+		name       string
+		opts       []snapOption
+		noSnapshot bool
+		noContent  bool
+		requested  int64
+		mode       *v1.PersistentVolumeMode
+		prevent    bool
+		want       Reason
+		wantInMsg  string
+	}{
+		{name: "a ready, bound snapshot of this driver is usable", want: Usable},
+		{name: "a missing snapshot is reported", noSnapshot: true, want: NotFound, wantInMsg: "does not exist"},
+		{name: "a snapshot being deleted is refused",
+			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) { s.DeletionTimestamp = &metav1.Time{} }},
+			want: BeingDeleted},
+		{name: "an unbound snapshot waits for the snapshot controller",
+			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) { s.Status.BoundVolumeSnapshotContentName = nil }},
+			want: NotBound},
+		{name: "a snapshot without status waits too",
+			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) { s.Status = nil }},
+			want: NotBound},
+		{name: "a missing content is reported", noContent: true, want: ContentNotFound},
+		{name: "a content bound to another snapshot is refused",
+			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) { c.Spec.VolumeSnapshotRef.Name = "other" }},
+			want: ContentMismatch, wantInMsg: "prod/other"},
+		{name: "a content bound to a former snapshot of the same name is refused",
+			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) { c.Spec.VolumeSnapshotRef.UID = "old" }},
+			want: ContentMismatch},
+		{name: "a content of another driver is refused",
+			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) { c.Spec.Driver = "other.example.com" }},
+			want: OtherDriver, wantInMsg: "other.example.com"},
+		{name: "a snapshot that is not ready waits",
+			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) { s.Status.ReadyToUse = ptr(false) }},
+			want: NotReady, wantInMsg: "not ready"},
+		{name: "a content without handle waits",
+			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) { c.Status.SnapshotHandle = nil }},
+			want: NoHandle},
+		{name: "a request below the restore size is refused with the size to ask for",
+			requested: 1 << 20, want: TooSmall, wantInMsg: "request at least 1073741824 bytes"},
+		{name: "the content's restore size counts when the snapshot has none",
+			opts: []snapOption{func(s *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) {
+				s.Status.RestoreSize = nil
+				c.Status.RestoreSize = ptr(int64(2 << 30))
+			}},
+			want: TooSmall},
+		{name: "a volume mode change is refused when conversion is prevented",
+			mode: block, prevent: true, want: VolumeModeConversion, wantInMsg: "allow-volume-mode-change"},
+		{name: "a volume mode change is allowed by the content's annotation",
+			mode: block, prevent: true, want: Usable,
+			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) {
+				c.Annotations = map[string]string{"snapshot.storage.kubernetes.io/allow-volume-mode-change": "true"}
+			}}},
+		{name: "the issue's spelling of the annotation is honoured too",
+			mode: block, prevent: true, want: Usable,
+			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) {
+				c.Annotations = map[string]string{"snapshot.storage.k8s.io/allow-volume-mode-change": "true"}
+			}}},
+		{name: "a volume mode change is allowed when conversion is not prevented", mode: block, want: Usable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			snap, content := newPair(tt.opts...)
+			if tt.noSnapshot {
+				snap = nil
+			}
+			if tt.noContent {
+				content = nil
+			}
+			requested := tt.requested
+			if requested == 0 {
+				requested = 1 << 30
+			}
+			got := Check(Input{Namespace: "prod", Name: "snap", Snapshot: snap, Content: content, DriverName: driver,
+				RequestedBytes: requested, VolumeMode: tt.mode, PreventVolumeModeConversion: tt.prevent})
+			if got.Reason != tt.want {
+				t.Fatalf("Check() reason = %s (%s), want %s", got.Reason, got.Message, tt.want)
+			}
+			if tt.want == Usable {
+				if got.Handle != "handle-1" || got.RestoreBytes != 1<<30 {
+					t.Errorf("usable verdict = %+v, want handle-1 and 1Gi", got)
+				}
+				return
+			}
+			if got.Message == "" || !strings.Contains(got.Message, tt.wantInMsg) {
+				t.Errorf("Check() message = %q, want it to contain %q", got.Message, tt.wantInMsg)
+			}
+		})
+	}
+}
