@@ -1,0 +1,123 @@
+// Package requeue makes provisioning event-driven: a claim that waits for a
+// ReferenceGrant, a snapshot or a clone source is put back on the
+// provisioning queue the moment that object changes, instead of after the
+// controller's retry backoff (up to minutes in the upstream provisioner).
+//
+// It wraps the PVC informer handed to the ProvisionController to capture the
+// controller's own event handler, and indexes pending claims by what they
+// wait for. Re-queueing a claim is then an index lookup and a call to that
+// handler, which adds the claim to the controller's work queue at once.
+package requeue
+
+import (
+	"sync"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+)
+
+// SourceIndex is the name of the claim index this package adds.
+const SourceIndex = "waiting-for"
+
+// SourceKey is the index key of claims restoring or cloning src.
+func SourceKey(src datasource.Source) string {
+	return src.Kind + "/" + src.Namespace + "/" + src.Name
+}
+
+// GrantKey is the index key of claims that need a ReferenceGrant in
+// namespace.
+func GrantKey(namespace string) string { return "grant/" + namespace }
+
+// IndexBySource is the informer index function: a pending claim is indexed
+// under its snapshot or clone source and, when it names the namespace
+// explicitly, under the namespace whose grants it needs.
+func IndexBySource(obj any) ([]string, error) {
+	claim, ok := obj.(*v1.PersistentVolumeClaim)
+	if !ok || claim.Spec.VolumeName != "" {
+		return nil, nil
+	}
+	src, err := datasource.Resolve(claim)
+	if err != nil {
+		return nil, nil
+	}
+	var keys []string
+	switch src.Type() {
+	case datasource.Snapshot, datasource.Claim:
+		keys = append(keys, SourceKey(src))
+	}
+	if src.NeedsGrant() {
+		keys = append(keys, GrantKey(src.Namespace))
+	}
+	return keys, nil
+}
+
+// Claims is the PVC informer shared with the ProvisionController. It
+// behaves as the informer it wraps and, in addition, can re-queue claims.
+type Claims struct {
+	cache.SharedIndexInformer
+	mu       sync.RWMutex
+	handlers []cache.ResourceEventHandler
+}
+
+// NewClaims wraps inf and adds the source index to it. Call it before the
+// informer starts.
+func NewClaims(inf cache.SharedIndexInformer) (*Claims, error) {
+	if err := inf.AddIndexers(cache.Indexers{SourceIndex: IndexBySource}); err != nil {
+		return nil, err
+	}
+	return &Claims{SharedIndexInformer: inf}, nil
+}
+
+// AddEventHandler registers h with the informer and remembers it.
+func (c *Claims) AddEventHandler(h cache.ResourceEventHandler) (cache.ResourceEventHandlerRegistration, error) {
+	c.remember(h)
+	return c.SharedIndexInformer.AddEventHandler(h)
+}
+
+// AddEventHandlerWithResyncPeriod registers h with the informer and
+// remembers it; the ProvisionController uses this one for custom informers.
+func (c *Claims) AddEventHandlerWithResyncPeriod(h cache.ResourceEventHandler, resync time.Duration) (cache.ResourceEventHandlerRegistration, error) {
+	c.remember(h)
+	return c.SharedIndexInformer.AddEventHandlerWithResyncPeriod(h, resync)
+}
+
+func (c *Claims) remember(h cache.ResourceEventHandler) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.handlers = append(c.handlers, h)
+}
+
+// Requeue re-queues every pending claim indexed under key and returns how
+// many there were.
+func (c *Claims) Requeue(key string) int {
+	objs, err := c.GetIndexer().ByIndex(SourceIndex, key)
+	if err != nil || len(objs) == 0 {
+		return 0
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, obj := range objs {
+		for _, h := range c.handlers {
+			h.OnUpdate(obj, obj)
+		}
+	}
+	return len(objs)
+}
+
+// GrantsChanged re-queues the claims waiting on grants in namespace, or on
+// grants anywhere when namespace is "" (the grant cache just became usable).
+func (c *Claims) GrantsChanged(namespace string) int {
+	if namespace != "" {
+		return c.Requeue(GrantKey(namespace))
+	}
+	n := 0
+	for _, key := range c.GetIndexer().ListIndexFuncValues(SourceIndex) {
+		if len(key) > len("grant/") && key[:len("grant/")] == "grant/" {
+			n += c.Requeue(key)
+		}
+	}
+	return n
+}

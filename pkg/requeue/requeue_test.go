@@ -1,0 +1,131 @@
+package requeue
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+)
+
+func ptr[T any](v T) *T { return &v }
+
+func claim(name, volumeName string, ref *v1.TypedObjectReference) *v1.PersistentVolumeClaim {
+	return &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "test", UID: types.UID("uid-" + name)},
+		Spec:       v1.PersistentVolumeClaimSpec{VolumeName: volumeName, DataSourceRef: ref},
+	}
+}
+
+func snapshotRef(ns, name string) *v1.TypedObjectReference {
+	r := &v1.TypedObjectReference{APIGroup: ptr(datasource.SnapshotGroup), Kind: datasource.SnapshotKind, Name: name}
+	if ns != "" {
+		r.Namespace = ptr(ns)
+	}
+	return r
+}
+
+// recorder counts the claims the controller's handler was asked to queue.
+type recorder struct {
+	mu     sync.Mutex
+	queued []string
+}
+
+func (r *recorder) OnAdd(any, bool) {}
+func (r *recorder) OnDelete(any)    {}
+func (r *recorder) OnUpdate(_, n any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.queued = append(r.queued, n.(*v1.PersistentVolumeClaim).Name)
+}
+func (r *recorder) take() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	q := r.queued
+	r.queued = nil
+	return q
+}
+
+func startClaims(t *testing.T, objs ...*v1.PersistentVolumeClaim) (*Claims, *recorder) {
+	t.Helper()
+	client := fake.NewSimpleClientset()
+	for _, o := range objs {
+		if _, err := client.CoreV1().PersistentVolumeClaims(o.Namespace).Create(context.Background(), o, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	inf := informers.NewSharedInformerFactory(client, 0).Core().V1().PersistentVolumeClaims().Informer()
+	claims, err := NewClaims(inf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	if _, err := claims.AddEventHandlerWithResyncPeriod(rec, 0); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go claims.Run(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), claims.HasSynced) {
+		t.Fatal("cache did not sync")
+	}
+	rec.take() // initial adds are not re-queues
+	return claims, rec
+}
+
+func TestGrantChangeRequeuesOnlyClaimsWaitingOnThatNamespace(t *testing.T) {
+	claims, rec := startClaims(t,
+		claim("cross", "", snapshotRef("prod", "snap")),
+		claim("other-ns", "", snapshotRef("staging", "snap")),
+		claim("bound", "pv-1", snapshotRef("prod", "snap")),
+		claim("local", "", snapshotRef("", "snap")),
+	)
+	if n := claims.GrantsChanged("prod"); n != 1 {
+		t.Fatalf("GrantsChanged(prod) re-queued %d claims, want 1", n)
+	}
+	if got := rec.take(); len(got) != 1 || got[0] != "cross" {
+		t.Errorf("queued %v, want [cross]", got)
+	}
+	if n := claims.GrantsChanged(""); n != 2 {
+		t.Errorf("GrantsChanged(\"\") re-queued %d claims, want every claim waiting on a grant (2)", n)
+	}
+}
+
+func TestSnapshotEventsRequeueItsClaims(t *testing.T) {
+	claims, rec := startClaims(t,
+		claim("cross", "", snapshotRef("prod", "snap")),
+		claim("unrelated", "", snapshotRef("prod", "other")),
+	)
+	h := claims.SnapshotHandler()
+	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "prod"}}
+	h.OnAdd(snap, false)
+	if got := rec.take(); len(got) != 1 || got[0] != "cross" {
+		t.Fatalf("snapshot add queued %v, want [cross]", got)
+	}
+	withFinalizer := snap.DeepCopy()
+	withFinalizer.Finalizers = []string{"x"}
+	h.OnUpdate(snap, withFinalizer)
+	if got := rec.take(); len(got) != 0 {
+		t.Errorf("a finalizer-only update queued %v, want nothing", got)
+	}
+	ready := snap.DeepCopy()
+	ready.Status = &snapv1.VolumeSnapshotStatus{ReadyToUse: ptr(true)}
+	h.OnUpdate(snap, ready)
+	if got := rec.take(); len(got) != 1 {
+		t.Errorf("a status update queued %v, want [cross]", got)
+	}
+	content := &snapv1.VolumeSnapshotContent{Spec: snapv1.VolumeSnapshotContentSpec{
+		VolumeSnapshotRef: v1.ObjectReference{Namespace: "prod", Name: "snap"}}}
+	claims.ContentHandler().OnUpdate(content, content)
+	if got := rec.take(); len(got) != 1 {
+		t.Errorf("a content update queued %v, want [cross]", got)
+	}
+}
