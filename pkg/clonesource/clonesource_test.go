@@ -41,12 +41,18 @@ func TestCheck(t *testing.T) {
 		{name: "a bound claim of this driver and class can be cloned", want: Usable},
 		{name: "a missing source is reported", noSource: true, want: NotFound},
 		{name: "a source being deleted is refused", want: BeingDeleted,
-			mutate: func(s *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) { s.DeletionTimestamp = &metav1.Time{} }},
+			mutate: func(s *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+				s.DeletionTimestamp = &metav1.Time{}
+			}},
 		{name: "an unbound source waits", want: NotBound,
-			mutate: func(s *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) { s.Status.Phase = v1.ClaimPending }},
+			mutate: func(s *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+				s.Status.Phase = v1.ClaimPending
+			}},
 		{name: "a source whose volume is not in the cache waits", noVolume: true, want: NotBound},
 		{name: "a volume of another driver is refused", want: OtherDriver,
-			mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) { pv.Spec.CSI.Driver = "x" }},
+			mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+				pv.Spec.CSI.Driver = "x"
+			}},
 		{name: "a source of another class is refused", class: "slow", want: ClassMismatch},
 		{name: "a volume mode change is refused", want: VolumeModeChanged,
 			mutate: func(_ *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, c *v1.PersistentVolumeClaim) {

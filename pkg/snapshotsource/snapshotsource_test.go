@@ -60,14 +60,18 @@ func TestCheck(t *testing.T) {
 			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) { s.DeletionTimestamp = &metav1.Time{} }},
 			want: BeingDeleted},
 		{name: "an unbound snapshot waits for the snapshot controller",
-			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) { s.Status.BoundVolumeSnapshotContentName = nil }},
+			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) {
+				s.Status.BoundVolumeSnapshotContentName = nil
+			}},
 			want: NotBound},
 		{name: "a snapshot without status waits too",
 			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) { s.Status = nil }},
 			want: NotBound},
 		{name: "a missing content is reported", noContent: true, want: ContentNotFound},
 		{name: "a content bound to another snapshot is refused",
-			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) { c.Spec.VolumeSnapshotRef.Name = "other" }},
+			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) {
+				c.Spec.VolumeSnapshotRef.Name = "other"
+			}},
 			want: ContentMismatch, wantInMsg: "prod/other"},
 		{name: "a content bound to a former snapshot of the same name is refused",
 			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) { c.Spec.VolumeSnapshotRef.UID = "old" }},

@@ -1,0 +1,118 @@
+package optionalapi
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayinformersv1 "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1"
+	gatewayinformersv1beta1 "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1beta1"
+)
+
+// eventually is how long tests wait for something that happens
+// asynchronously. It is generous on purpose: it bounds a failure, not the
+// speed of a success. The reflector's first retry after a failed list comes
+// 0.8-1.6s later, the next one 1.6-3.2s later.
+const eventually = 30 * time.Second
+
+// waitUntil polls cond until it holds or the test's patience runs out.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("timed out waiting until %s", what)
+	}
+}
+
+// discoveryStub is client-go's fake discovery whose served resources tests
+// can change while Run polls it. The fake reads its Resources field without
+// a lock, so every access goes through mu.
+type discoveryStub struct {
+	*fakediscovery.FakeDiscovery
+	mu sync.Mutex
+}
+
+func newDiscovery(served ...*metav1.APIResourceList) *discoveryStub {
+	return &discoveryStub{FakeDiscovery: &fakediscovery.FakeDiscovery{
+		Fake: &clienttesting.Fake{Resources: served},
+	}}
+}
+
+// serve replaces what the API server serves.
+func (d *discoveryStub) serve(served ...*metav1.APIResourceList) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Resources = served
+}
+
+func (d *discoveryStub) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	return d.ServerResourcesForGroupVersionWithContext(context.Background(), gv)
+}
+
+func (d *discoveryStub) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+}
+
+// resources is a discovery document for one group/version.
+func resources(gv string, names ...string) *metav1.APIResourceList {
+	list := &metav1.APIResourceList{GroupVersion: gv}
+	for _, n := range names {
+		list.APIResources = append(list.APIResources, metav1.APIResource{Name: n, Namespaced: true})
+	}
+	return list
+}
+
+var (
+	v1Grants      = resources("gateway.networking.k8s.io/v1", "referencegrants", "gateways")
+	v1Gateways    = resources("gateway.networking.k8s.io/v1", "gateways")
+	v1beta1Grants = resources("gateway.networking.k8s.io/v1beta1", "referencegrants")
+)
+
+// grantCandidates are the ReferenceGrant versions, v1 preferred, with
+// informers on client.
+func grantCandidates(client gatewayclientset.Interface) []Candidate {
+	return []Candidate{
+		{
+			GroupVersion: schema.GroupVersion{Group: gatewayv1.GroupName, Version: "v1"},
+			Resource:     "referencegrants",
+			NewInformer: func() cache.SharedIndexInformer {
+				return gatewayinformersv1.NewReferenceGrantInformer(client, metav1.NamespaceAll, 0, cache.Indexers{})
+			},
+		},
+		{
+			GroupVersion: schema.GroupVersion{Group: gatewayv1beta1.GroupName, Version: "v1beta1"},
+			Resource:     "referencegrants",
+			NewInformer: func() cache.SharedIndexInformer {
+				return gatewayinformersv1beta1.NewReferenceGrantInformer(client, metav1.NamespaceAll, 0, cache.Indexers{})
+			},
+		},
+	}
+}
+
+// start runs api until the test ends and waits for Run to return.
+func start(t *testing.T, api *API) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		api.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+}

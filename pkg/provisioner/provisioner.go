@@ -1,0 +1,196 @@
+// Package provisioner is the sidecar's domain layer: it turns a claim, its
+// StorageClass and its data source into a CSI CreateVolume request and the
+// PersistentVolume for the result, and deletes volumes. It implements the
+// Provisioner interface of sig-storage-lib-external-provisioner, whose
+// ProvisionController runs the claim and volume loops around it.
+package provisioner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/kubernetes-csi/csi-lib-utils/protosanitizer"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+
+	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/metrics"
+)
+
+// Driver is the part of the CSI client the provisioner calls.
+type Driver interface {
+	CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error)
+	DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) error
+}
+
+// Config holds the provisioner's dependencies.
+type Config struct {
+	// DriverName is the CSI driver's name, also the provisioner name.
+	DriverName string
+	// Capabilities are what the driver advertised at start-up.
+	Capabilities csiclient.Capabilities
+	// Driver is the CSI connection.
+	Driver Driver
+	// Client reads Secrets (never cached) for CreateVolume and DeleteVolume.
+	Client kubernetes.Interface
+	// Claims, Volumes, Nodes and CSINodes are informer listers.
+	Claims   corelisters.PersistentVolumeClaimLister
+	Volumes  corelisters.PersistentVolumeLister
+	Nodes    corelisters.NodeLister
+	CSINodes storagelisters.CSINodeLister
+	// Classes finds the provisioner secret of PVs provisioned before the
+	// deletion-secret annotations existed.
+	Classes storagelisters.StorageClassLister
+	// Snapshots reads VolumeSnapshots and contents from caches.
+	Snapshots SnapshotReader
+	// Grants checks ReferenceGrants from a cache.
+	Grants GrantChecker
+	// Protector guards sources while they are in use.
+	Protector SourceProtector
+	// Recorder emits events on claims.
+	Recorder record.EventRecorder
+	// Metrics counts provisioning by data source.
+	Metrics *metrics.Metrics
+	// CrossNamespace is the CrossNamespaceSourceProvisioning feature gate.
+	CrossNamespace bool
+	// Options are the flags that shape requests and volumes.
+	Options Options
+}
+
+// Provisioner provisions and deletes volumes of one CSI driver.
+type Provisioner struct {
+	driverName     string
+	caps           csiclient.Capabilities
+	driver         Driver
+	client         kubernetes.Interface
+	claims         corelisters.PersistentVolumeClaimLister
+	volumes        corelisters.PersistentVolumeLister
+	nodes          corelisters.NodeLister
+	csiNodes       storagelisters.CSINodeLister
+	classes        storagelisters.StorageClassLister
+	snapshots      SnapshotReader
+	grants         GrantChecker
+	protector      SourceProtector
+	recorder       record.EventRecorder
+	metrics        *metrics.Metrics
+	crossNamespace bool
+	opts           Options
+	notices        notices
+}
+
+var (
+	_ controller.Provisioner      = &Provisioner{}
+	_ controller.Qualifier        = &Provisioner{}
+	_ controller.BlockProvisioner = &Provisioner{}
+)
+
+// New returns a Provisioner for the given dependencies.
+func New(cfg Config) *Provisioner {
+	return &Provisioner{
+		driverName: cfg.DriverName, caps: cfg.Capabilities, driver: cfg.Driver, client: cfg.Client,
+		claims: cfg.Claims, volumes: cfg.Volumes, nodes: cfg.Nodes, csiNodes: cfg.CSINodes, classes: cfg.Classes,
+		snapshots: cfg.Snapshots, grants: cfg.Grants, protector: cfg.Protector, recorder: cfg.Recorder,
+		metrics: cfg.Metrics, crossNamespace: cfg.CrossNamespace, opts: cfg.Options,
+	}
+}
+
+// SupportsBlock reports that raw block volumes can be requested; whether the
+// driver accepts them is its own decision in CreateVolume.
+func (p *Provisioner) SupportsBlock(context.Context) bool { return true }
+
+// Provision creates the volume for a claim and returns its PV.
+//
+// Every refusal before the driver is called returns ProvisioningNoChange: a
+// CreateVolume that timed out earlier may still be running in the driver,
+// and the controller must keep retrying it rather than forget the volume.
+func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
+	claim, class := opts.PVC, opts.StorageClass
+	logger := klog.FromContext(ctx).WithValues("pvc", klog.KObj(claim))
+	src, err := datasource.Resolve(claim)
+	if err != nil {
+		p.metrics.Observe(class.Name, src, err)
+		return nil, controller.ProvisioningNoChange, err
+	}
+	pv, state, err := p.provision(klog.NewContext(ctx, logger), opts, src)
+	p.metrics.Observe(class.Name, src, err)
+	if err != nil {
+		logger.V(2).Info("Provisioning did not succeed", "source", src.String(), "state", state, "err", err)
+	}
+	return pv, state, err
+}
+
+func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOptions, src datasource.Source) (*v1.PersistentVolume, controller.ProvisioningState, error) {
+	claim, class := opts.PVC, opts.StorageClass
+	content, err := p.contentSource(ctx, claim, class, src)
+	if err != nil {
+		return nil, controller.ProvisioningNoChange, err
+	}
+	topo, err := p.topologyRequirement(opts)
+	if err != nil {
+		return nil, controller.ProvisioningNoChange, err
+	}
+	refs, err := resolveSecrets(class.Parameters, opts.PVName, claim)
+	if err != nil {
+		return nil, controller.ProvisioningNoChange, err
+	}
+	secret, err := p.readSecret(ctx, refs.provisioner)
+	if err != nil {
+		return nil, controller.ProvisioningNoChange, err
+	}
+	req, err := buildRequest(requestInput{opts: p.opts, claim: claim, class: class, pvName: opts.PVName,
+		multiWriter: p.caps.SingleNodeMultiWriter, contentSource: content, topology: topo, secrets: secret})
+	if err != nil {
+		return nil, controller.ProvisioningNoChange, err
+	}
+	klog.FromContext(ctx).V(5).Info("CreateVolume", "request", protosanitizer.StripSecrets(req))
+	resp, err := p.driver.CreateVolume(ctx, req)
+	if err != nil {
+		mayReschedule := p.caps.AccessibilityConstraints && opts.SelectedNodeName != ""
+		return nil, createState(err, mayReschedule), fmt.Errorf("CreateVolume %s: %w", req.Name, err)
+	}
+	created := resp.GetVolume()
+	if !confirmsSource(content, created.GetContentSource()) {
+		state, err := p.undoCreate(ctx, created, secret)
+		return nil, state, err
+	}
+	return buildVolume(volumeInput{opts: p.opts, claim: claim, class: class, pvName: opts.PVName, driverName: p.driverName,
+		fsType: fsType(p.opts, class), created: created, secrets: refs}), controller.ProvisioningFinished, nil
+}
+
+// undoCreate deletes a volume the driver created without the requested
+// content, so the user never gets an empty volume in place of their data.
+func (p *Provisioner) undoCreate(ctx context.Context, created *csi.Volume, secret map[string]string) (controller.ProvisioningState, error) {
+	err := errors.New("the CSI driver created the volume without the requested data source; it was deleted again")
+	if derr := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: created.GetVolumeId(), Secrets: secret}); derr != nil {
+		// The volume exists and the next attempt will get it back by name:
+		// keep trying rather than forget it.
+		return controller.ProvisioningInBackground, fmt.Errorf("%w, but deleting it failed (will retry): %v", err, derr)
+	}
+	return controller.ProvisioningFinished, err
+}
+
+// createState maps a CreateVolume error to what the controller must do: a
+// final error ends the attempt; anything else means the volume may still be
+// created in the background and the same request must be retried. A
+// late-bound volume of a topology-aware driver that ran out of resources on
+// the selected node goes back to the scheduler (CSI: ResourceExhausted means
+// the operation is not pending).
+func createState(err error, mayReschedule bool) controller.ProvisioningState {
+	if mayReschedule && status.Code(err) == codes.ResourceExhausted {
+		return controller.ProvisioningReschedule
+	}
+	if csiclient.IsFinal(err) {
+		return controller.ProvisioningFinished
+	}
+	return controller.ProvisioningInBackground
+}

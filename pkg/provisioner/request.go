@@ -1,0 +1,128 @@
+package provisioner
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/kubernetes-csi/csi-lib-utils/accessmodes"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/classparams"
+)
+
+// Parameters added to CreateVolume by --extra-create-metadata, as in the
+// upstream csi-provisioner.
+const (
+	pvcNameKey      = "csi.storage.k8s.io/pvc/name"
+	pvcNamespaceKey = "csi.storage.k8s.io/pvc/namespace"
+	pvNameKey       = "csi.storage.k8s.io/pv/name"
+)
+
+// Options are the sidecar flags that shape requests and volumes.
+type Options struct {
+	// VolumeNamePrefix and VolumeNameUUIDLength build the CSI volume name
+	// from the claim's UID (--volume-name-prefix, --volume-name-uuid-length;
+	// a negative length keeps the whole UID).
+	VolumeNamePrefix     string
+	VolumeNameUUIDLength int
+	// DefaultFSType applies when the StorageClass sets no fsType.
+	DefaultFSType string
+	// ExtraCreateMetadata adds the claim's and PV's names to the parameters.
+	ExtraCreateMetadata bool
+	// StrictTopology and ImmediateTopology, see package topology.
+	StrictTopology, ImmediateTopology bool
+	// ControllerPublishReadOnly marks ReadOnlyMany volumes read-only in the PV
+	// so ControllerPublishVolume is called read-only.
+	ControllerPublishReadOnly bool
+	// PreventVolumeModeConversion refuses restoring a snapshot with another
+	// volume mode unless its content allows it.
+	PreventVolumeModeConversion bool
+}
+
+// VolumeName derives the CSI volume name from the claim's UID, so retries
+// and restarts ask the driver for the same volume (CreateVolume is
+// idempotent by name).
+func VolumeName(opts Options, claim *v1.PersistentVolumeClaim) string {
+	uid := strings.ReplaceAll(string(claim.UID), "-", "")
+	if opts.VolumeNameUUIDLength >= 0 && opts.VolumeNameUUIDLength < len(uid) {
+		uid = uid[:opts.VolumeNameUUIDLength]
+	}
+	return opts.VolumeNamePrefix + "-" + uid
+}
+
+// requestInput is what buildRequest needs, gathered beforehand.
+type requestInput struct {
+	opts          Options
+	claim         *v1.PersistentVolumeClaim
+	class         *storagev1.StorageClass
+	pvName        string
+	multiWriter   bool // driver has SINGLE_NODE_MULTI_WRITER
+	contentSource *csi.VolumeContentSource
+	topology      *csi.TopologyRequirement
+	secrets       map[string]string
+}
+
+// buildRequest turns a claim and its class into a CreateVolume request.
+func buildRequest(in requestInput) (*csi.CreateVolumeRequest, error) {
+	params, err := classparams.DriverParameters(in.class.Parameters)
+	if err != nil {
+		return nil, err
+	}
+	if in.opts.ExtraCreateMetadata {
+		params[pvcNameKey] = in.claim.Name
+		params[pvcNamespaceKey] = in.claim.Namespace
+		params[pvNameKey] = in.pvName
+	}
+	capability, err := volumeCapability(in)
+	if err != nil {
+		return nil, err
+	}
+	capacity := &csi.CapacityRange{RequiredBytes: requestedBytes(in.claim)}
+	if limit, ok := in.claim.Spec.Resources.Limits[v1.ResourceStorage]; ok {
+		capacity.LimitBytes = limit.Value()
+		if capacity.LimitBytes > 0 && capacity.LimitBytes < capacity.RequiredBytes {
+			return nil, fmt.Errorf("the claim's storage limit %d is below its request %d", capacity.LimitBytes, capacity.RequiredBytes)
+		}
+	}
+	return &csi.CreateVolumeRequest{
+		Name:                      VolumeName(in.opts, in.claim),
+		CapacityRange:             capacity,
+		VolumeCapabilities:        []*csi.VolumeCapability{capability},
+		Parameters:                params,
+		Secrets:                   in.secrets,
+		VolumeContentSource:       in.contentSource,
+		AccessibilityRequirements: in.topology,
+	}, nil
+}
+
+// volumeCapability maps access modes, volume mode, fsType and mount options.
+func volumeCapability(in requestInput) (*csi.VolumeCapability, error) {
+	mode, err := accessmodes.ToCSIAccessMode(in.claim.Spec.AccessModes, in.multiWriter)
+	if err != nil {
+		return nil, fmt.Errorf("access modes %v: %w", in.claim.Spec.AccessModes, err)
+	}
+	capability := &csi.VolumeCapability{AccessMode: &csi.VolumeCapability_AccessMode{Mode: mode}}
+	if in.claim.Spec.VolumeMode != nil && *in.claim.Spec.VolumeMode == v1.PersistentVolumeBlock {
+		capability.AccessType = &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}}
+		return capability, nil
+	}
+	capability.AccessType = &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{
+		FsType:     fsType(in.opts, in.class),
+		MountFlags: in.class.MountOptions,
+	}}
+	return capability, nil
+}
+
+func fsType(opts Options, class *storagev1.StorageClass) string {
+	if t := class.Parameters[classparams.FSTypeKey]; t != "" {
+		return t
+	}
+	return opts.DefaultFSType
+}
+
+func requestedBytes(claim *v1.PersistentVolumeClaim) int64 {
+	q := claim.Spec.Resources.Requests[v1.ResourceStorage]
+	return q.Value()
+}

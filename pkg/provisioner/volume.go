@@ -1,0 +1,84 @@
+package provisioner
+
+import (
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/topology"
+)
+
+// Annotations that keep the provisioner secret of a PV, so DeleteVolume gets
+// it even after the StorageClass is gone (same keys as upstream).
+const (
+	annDeletionSecretName      = "volume.kubernetes.io/provisioner-deletion-secret-name"
+	annDeletionSecretNamespace = "volume.kubernetes.io/provisioner-deletion-secret-namespace"
+)
+
+// secretRefs are the resolved secret references of a new volume.
+type secretRefs struct {
+	provisioner, controllerPublish, nodeStage, nodePublish, controllerExpand, nodeExpand *v1.SecretReference
+}
+
+// volumeInput is what buildVolume needs.
+type volumeInput struct {
+	opts       Options
+	claim      *v1.PersistentVolumeClaim
+	class      *storagev1.StorageClass
+	pvName     string
+	driverName string
+	fsType     string
+	created    *csi.Volume
+	secrets    secretRefs
+}
+
+// buildVolume returns the PV for a volume the driver created. The
+// controller library adds the claim reference, class and provisioned-by
+// annotation.
+func buildVolume(in volumeInput) *v1.PersistentVolume {
+	capacity := in.created.GetCapacityBytes()
+	if capacity == 0 {
+		capacity = requestedBytes(in.claim)
+	}
+	reclaim := v1.PersistentVolumeReclaimDelete
+	if in.class.ReclaimPolicy != nil {
+		reclaim = *in.class.ReclaimPolicy
+	}
+	source := &v1.CSIPersistentVolumeSource{
+		Driver:                     in.driverName,
+		VolumeHandle:               in.created.GetVolumeId(),
+		VolumeAttributes:           in.created.GetVolumeContext(),
+		ReadOnly:                   in.opts.ControllerPublishReadOnly && readOnlyMany(in.claim.Spec.AccessModes),
+		ControllerPublishSecretRef: in.secrets.controllerPublish,
+		NodeStageSecretRef:         in.secrets.nodeStage,
+		NodePublishSecretRef:       in.secrets.nodePublish,
+		ControllerExpandSecretRef:  in.secrets.controllerExpand,
+		NodeExpandSecretRef:        in.secrets.nodeExpand,
+	}
+	if in.claim.Spec.VolumeMode == nil || *in.claim.Spec.VolumeMode != v1.PersistentVolumeBlock {
+		source.FSType = in.fsType
+	}
+	pv := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: in.pvName},
+		Spec: v1.PersistentVolumeSpec{
+			AccessModes:                   in.claim.Spec.AccessModes,
+			Capacity:                      v1.ResourceList{v1.ResourceStorage: *resource.NewQuantity(capacity, resource.BinarySI)},
+			PersistentVolumeReclaimPolicy: reclaim,
+			MountOptions:                  in.class.MountOptions,
+			VolumeMode:                    in.claim.Spec.VolumeMode,
+			PersistentVolumeSource:        v1.PersistentVolumeSource{CSI: source},
+			NodeAffinity:                  topology.NodeAffinity(in.created.GetAccessibleTopology()),
+		},
+	}
+	if ref := in.secrets.provisioner; ref != nil {
+		pv.Annotations = map[string]string{annDeletionSecretName: ref.Name, annDeletionSecretNamespace: ref.Namespace}
+	}
+	return pv
+}
+
+// readOnlyMany reports whether the only access mode is ReadOnlyMany.
+func readOnlyMany(modes []v1.PersistentVolumeAccessMode) bool {
+	return len(modes) == 1 && modes[0] == v1.ReadOnlyMany
+}

@@ -1,0 +1,139 @@
+package referencegrant
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	clienttesting "k8s.io/client-go/testing"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+)
+
+// eventually bounds how long tests wait for asynchronous effects; it bounds
+// a failure, not the speed of a success.
+const eventually = 30 * time.Second
+
+// waitUntil polls cond until it holds or the test's patience runs out.
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, eventually, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("timed out waiting until %s", what)
+	}
+}
+
+// discoveryStub is client-go's fake discovery whose served resources tests
+// can change while the checker polls it; the fake itself reads them without
+// a lock.
+type discoveryStub struct {
+	*fakediscovery.FakeDiscovery
+	mu sync.Mutex
+}
+
+// servedVersions makes a discovery that serves ReferenceGrants in versions.
+func servedVersions(versions ...string) *discoveryStub {
+	d := &discoveryStub{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}}
+	d.serve(versions...)
+	return d
+}
+
+// serve replaces the ReferenceGrant versions the API server serves.
+func (d *discoveryStub) serve(versions ...string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Resources = nil
+	for _, v := range versions {
+		d.Resources = append(d.Resources, &metav1.APIResourceList{
+			GroupVersion: "gateway.networking.k8s.io/" + v,
+			APIResources: []metav1.APIResource{{Name: "referencegrants", Namespaced: true, Kind: "ReferenceGrant"}},
+		})
+	}
+}
+
+func (d *discoveryStub) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	return d.ServerResourcesForGroupVersionWithContext(context.Background(), gv)
+}
+
+func (d *discoveryStub) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+}
+
+// changes records OnChange calls.
+type changes struct {
+	mu         sync.Mutex
+	namespaces []string
+}
+
+func (c *changes) record(namespace string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.namespaces = append(c.namespaces, namespace)
+}
+
+// seen reports whether OnChange was called with namespace.
+func (c *changes) seen(namespace string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, ns := range c.namespaces {
+		if ns == namespace {
+			return true
+		}
+	}
+	return false
+}
+
+// runChecker starts a checker on client and disc until the test ends.
+func runChecker(t *testing.T, client *gatewayfake.Clientset, disc *discoveryStub) (*Checker, *changes) {
+	t.Helper()
+	changed := &changes{}
+	checker := NewChecker(Config{
+		Client:       client,
+		Discovery:    disc,
+		PollInterval: 10 * time.Millisecond,
+		OnChange:     changed.record,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		checker.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return checker, changed
+}
+
+// waitUntilWatching waits until the informer watches ReferenceGrants: the
+// fake clientset ignores resource versions, so objects created between the
+// informer's list and its watch would never reach the cache.
+func waitUntilWatching(t *testing.T, client *gatewayfake.Clientset) {
+	t.Helper()
+	waitUntil(t, "the informer watches ReferenceGrants", func() bool {
+		for _, a := range client.Actions() {
+			if a.GetVerb() == "watch" && a.GetResource().Resource == "referencegrants" {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// decidesAs waits until checker decides ref with reason.
+func decidesAs(t *testing.T, checker *Checker, ref Reference, reason Reason) Decision {
+	t.Helper()
+	var d Decision
+	waitUntil(t, "the decision is "+string(reason), func() bool {
+		d = checker.Check(ref)
+		return d.Reason == reason
+	})
+	return d
+}

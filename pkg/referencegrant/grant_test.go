@@ -1,0 +1,143 @@
+package referencegrant
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestAllows(t *testing.T) {
+	tests := []struct {
+		name  string
+		grant Grant
+		ref   Reference
+		want  bool
+	}{
+		// KEP-3294's e2e cases, as far as the grant decides them.
+		{
+			name:  "a cross-namespace reference is allowed by a grant in the snapshot's namespace",
+			grant: grant(claimsFromTest, fooBackup),
+			ref:   claimUsesSnapshot(),
+			want:  true,
+		},
+		{
+			name:  "a cross-namespace reference is refused by a grant for another snapshot",
+			grant: grant(claimsFromTest, to(snapshotGroup, snapshotKind, "other-backup")),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a grant in the claim's namespace is irrelevant to a cross-namespace reference",
+			grant: grant(inNamespace("test"), claimsFromTest, fooBackup),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a same-namespace reference is allowed by a grant from its own namespace",
+			grant: grant(from("", claimKind, "prod"), fooBackup),
+			ref:   claimUsesSnapshot(func(r *Reference) { r.FromNamespace = "prod" }),
+			want:  true,
+		},
+		// Names.
+		{
+			name:  "a grant without a name allows every snapshot in its namespace",
+			grant: grant(claimsFromTest, everySnapshot),
+			ref:   claimUsesSnapshot(func(r *Reference) { r.ToName = "any-backup" }),
+			want:  true,
+		},
+		{
+			name:  "a grant with a name does not allow another snapshot",
+			grant: grant(claimsFromTest, fooBackup),
+			ref:   claimUsesSnapshot(func(r *Reference) { r.ToName = "other-backup" }),
+		},
+		// Each field of From and To must match.
+		{
+			name:  "a grant from another namespace does not allow the reference",
+			grant: grant(from("", claimKind, "staging"), fooBackup),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a grant from another kind does not allow the reference",
+			grant: grant(from("", "Pod", "test"), fooBackup),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a grant from another group does not allow the reference",
+			grant: grant(from("example.com", claimKind, "test"), fooBackup),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "the core group is the empty string, not \"core\"",
+			grant: grant(from("core", claimKind, "test"), fooBackup),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a grant to another kind does not allow the reference",
+			grant: grant(claimsFromTest, to(snapshotGroup, "VolumeSnapshotContent", "")),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a grant to another group does not allow the reference",
+			grant: grant(claimsFromTest, to("", snapshotKind, "foo-backup")),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a grant to a group with a version does not allow the reference",
+			grant: grant(claimsFromTest, to(snapshotGroup+"/v1", snapshotKind, "foo-backup")),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a grant in another namespace than the snapshot's does not allow the reference",
+			grant: grant(inNamespace("staging"), claimsFromTest, fooBackup),
+			ref:   claimUsesSnapshot(),
+		},
+		// Several entries are ORed, From and To independently.
+		{
+			name:  "any of several from entries may match",
+			grant: grant(from("", claimKind, "staging"), claimsFromTest, fooBackup),
+			ref:   claimUsesSnapshot(),
+			want:  true,
+		},
+		{
+			name:  "any of several to entries may match",
+			grant: grant(claimsFromTest, to("", "Secret", ""), fooBackup),
+			ref:   claimUsesSnapshot(),
+			want:  true,
+		},
+		{
+			name:  "several entries none of which matches do not allow the reference",
+			grant: grant(from("", claimKind, "staging"), from("", "Pod", "test"), to("", "Secret", ""), to(snapshotGroup, snapshotKind, "x")),
+			ref:   claimUsesSnapshot(),
+		},
+		{
+			name:  "a grant without to entries allows nothing",
+			grant: grant(claimsFromTest),
+			ref:   claimUsesSnapshot(),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Allows(tt.grant, tt.ref); got != tt.want {
+				t.Errorf("Allows(%+v, %+v) = %v, want %v", tt.grant, tt.ref, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestConversion(t *testing.T) {
+	want := grant(claimsFromTest, from("gateway.networking.k8s.io", "Gateway", "infra"), fooBackup, everySnapshot)
+	tests := []struct {
+		name    string
+		convert func() Grant
+		want    Grant
+	}{
+		{name: "a v1 grant keeps every entry, a missing name is empty", convert: func() Grant { return FromV1(v1Grant(want)) }, want: want},
+		{name: "a v1beta1 grant converts like v1", convert: func() Grant { return FromV1beta1(v1beta1Grant(want)) }, want: want},
+		{name: "a nil v1 grant is empty", convert: func() Grant { return FromV1(nil) }},
+		{name: "a nil v1beta1 grant is empty", convert: func() Grant { return FromV1beta1(nil) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.convert(); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("conversion = %+v\nwant         %+v", got, tt.want)
+			}
+		})
+	}
+}

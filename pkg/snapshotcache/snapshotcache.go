@@ -1,0 +1,128 @@
+// Package snapshotcache keeps VolumeSnapshots and VolumeSnapshotContents in
+// informer caches that start whenever the snapshot CRDs are served, so the
+// sidecar starts and provisions everything else on clusters without them.
+package snapshotcache
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	snapinformers "github.com/kubernetes-csi/external-snapshotter/client/v8/informers/externalversions/volumesnapshot/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
+)
+
+// Config holds what the caches need.
+type Config struct {
+	// Client lists and watches the snapshot API.
+	Client snapclientset.Interface
+	// Discovery tells whether the snapshot CRDs are served.
+	Discovery discovery.DiscoveryInterface
+	// ResyncPeriod of the informers; PollInterval of discovery while absent.
+	ResyncPeriod, PollInterval time.Duration
+	// SnapshotHandlers and ContentHandlers are added to the informers before
+	// they start.
+	SnapshotHandlers, ContentHandlers []cache.ResourceEventHandler
+}
+
+// Cache reads snapshots and contents from the informer caches.
+type Cache struct {
+	snapshots, contents *optionalapi.API
+}
+
+// New returns a Cache; nothing is watched until Run.
+func New(cfg Config) *Cache {
+	gv := snapv1.SchemeGroupVersion
+	prepare := func(handlers []cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
+		return func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
+			if err := inf.SetTransform(StripUnused); err != nil {
+				return err
+			}
+			for _, h := range handlers {
+				if _, err := inf.AddEventHandler(h); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return &Cache{
+		snapshots: optionalapi.New(optionalapi.Config{
+			Name: "VolumeSnapshot", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
+			Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshots", NewInformer: func() cache.SharedIndexInformer {
+				return snapinformers.NewVolumeSnapshotInformer(cfg.Client, metav1.NamespaceAll, cfg.ResyncPeriod, cache.Indexers{})
+			}}},
+			Prepare: prepare(cfg.SnapshotHandlers),
+		}),
+		contents: optionalapi.New(optionalapi.Config{
+			Name: "VolumeSnapshotContent", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
+			Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshotcontents", NewInformer: func() cache.SharedIndexInformer {
+				return snapinformers.NewVolumeSnapshotContentInformer(cfg.Client, cfg.ResyncPeriod, cache.Indexers{})
+			}}},
+			Prepare: prepare(cfg.ContentHandlers),
+		}),
+	}
+}
+
+// Run runs both caches until ctx is done. It never waits for them to sync.
+func (c *Cache) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, api := range []*optionalapi.API{c.snapshots, c.contents} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			api.Run(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
+// GetSnapshot returns the cached snapshot, (nil, nil) when it does not
+// exist, or an error saying why the cache cannot be read.
+func (c *Cache) GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
+	obj, err := get(c.snapshots, namespace+"/"+name)
+	if obj == nil || err != nil {
+		return nil, err
+	}
+	return obj.(*snapv1.VolumeSnapshot), nil
+}
+
+// GetContent returns the cached content like GetSnapshot.
+func (c *Cache) GetContent(name string) (*snapv1.VolumeSnapshotContent, error) {
+	obj, err := get(c.contents, name)
+	if obj == nil || err != nil {
+		return nil, err
+	}
+	return obj.(*snapv1.VolumeSnapshotContent), nil
+}
+
+func get(api *optionalapi.API, key string) (any, error) {
+	inf, _, err := api.Informer()
+	if err != nil {
+		return nil, err
+	}
+	obj, exists, err := inf.GetIndexer().GetByKey(key)
+	if err != nil || !exists {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// StripUnused is the informers' transform: it drops managed fields and the
+// last-applied annotation, which no decision reads, to keep memory low.
+func StripUnused(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+		if a := m.GetAnnotations(); a != nil {
+			delete(a, "kubectl.kubernetes.io/last-applied-configuration")
+		}
+	}
+	return obj, nil
+}

@@ -1,0 +1,74 @@
+package sourceprotection
+
+import (
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+)
+
+// ClaimHandler watches claims: one that gets its volume or goes away may
+// release its source, and a claim carrying the clone finalizer (e.g. after a
+// restart) is checked itself.
+func (p *Protector) ClaimHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) { p.enqueueClaim(obj, true) },
+		UpdateFunc: func(oldObj, newObj any) {
+			o, n := oldObj.(*v1.PersistentVolumeClaim), newObj.(*v1.PersistentVolumeClaim)
+			p.enqueueClaim(n, o.Spec.VolumeName != n.Spec.VolumeName || !o.DeletionTimestamp.Equal(n.DeletionTimestamp))
+		},
+		DeleteFunc: func(obj any) { p.enqueueClaim(unwrap(obj), true) },
+	}
+}
+
+// VolumeHandler watches PVs: a new PV means its claim no longer needs the
+// source.
+func (p *Protector) VolumeHandler() cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		pv, ok := obj.(*v1.PersistentVolume)
+		if !ok || pv.Spec.ClaimRef == nil {
+			return
+		}
+		if claim, exists, _ := p.cfg.Claims.GetByKey(pv.Spec.ClaimRef.Namespace + "/" + pv.Spec.ClaimRef.Name); exists {
+			p.enqueueClaim(claim, true)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }}
+}
+
+// SnapshotHandler checks every snapshot that carries the finalizer, so one
+// left behind by a crash or a deleted claim is released.
+func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
+	enqueue := func(obj any) {
+		if snap, ok := obj.(*snapv1.VolumeSnapshot); ok && hasFinalizer(snap, SnapshotFinalizer) {
+			p.queue.Add(key(datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name}))
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }}
+}
+
+// enqueueClaim queues the claim's source when sourceChanged, and the claim
+// itself when it carries the clone finalizer.
+func (p *Protector) enqueueClaim(obj any, sourceChanged bool) {
+	claim, ok := obj.(*v1.PersistentVolumeClaim)
+	if !ok {
+		return
+	}
+	if hasFinalizer(claim, CloneFinalizer) {
+		p.queue.Add(key(datasource.Source{Kind: datasource.ClaimKind, Namespace: claim.Namespace, Name: claim.Name}))
+	}
+	if !sourceChanged {
+		return
+	}
+	if src, err := datasource.Resolve(claim); err == nil && (src.Type() == datasource.Snapshot || src.Type() == datasource.Claim) {
+		p.queue.Add(key(src))
+	}
+}
+
+func unwrap(obj any) any {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		return tomb.Obj
+	}
+	return obj
+}
