@@ -28,7 +28,7 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 
 // NewGate returns a fresh gate with every feature of this sidecar registered.
 // Each binary and each test builds its own, so nothing is shared globally.
-func NewGate() featuregate.MutableFeatureGate {
+func NewGate() featuregate.MutableVersionedFeatureGate {
 	gate := featuregate.NewFeatureGate()
 	runtime.Must(gate.Add(specs))
 	return gate

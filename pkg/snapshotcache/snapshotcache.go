@@ -27,25 +27,34 @@ type Config struct {
 	Discovery discovery.DiscoveryInterface
 	// ResyncPeriod of the informers; PollInterval of discovery while absent.
 	ResyncPeriod, PollInterval time.Duration
-	// SnapshotHandlers and ContentHandlers are added to the informers before
-	// they start.
-	SnapshotHandlers, ContentHandlers []cache.ResourceEventHandler
 }
 
 // Cache reads snapshots and contents from the informer caches.
 type Cache struct {
-	snapshots, contents *optionalapi.API
+	snapshots, contents               *optionalapi.API
+	snapshotHandlers, contentHandlers []cache.ResourceEventHandler
+}
+
+// AddSnapshotHandler adds h to the snapshot informer. Call before Run.
+func (c *Cache) AddSnapshotHandler(h cache.ResourceEventHandler) {
+	c.snapshotHandlers = append(c.snapshotHandlers, h)
+}
+
+// AddContentHandler adds h to the content informer. Call before Run.
+func (c *Cache) AddContentHandler(h cache.ResourceEventHandler) {
+	c.contentHandlers = append(c.contentHandlers, h)
 }
 
 // New returns a Cache; nothing is watched until Run.
 func New(cfg Config) *Cache {
 	gv := snapv1.SchemeGroupVersion
-	prepare := func(handlers []cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
+	c := &Cache{}
+	prepare := func(handlers *[]cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
 		return func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
 			if err := inf.SetTransform(StripUnused); err != nil {
 				return err
 			}
-			for _, h := range handlers {
+			for _, h := range *handlers {
 				if _, err := inf.AddEventHandler(h); err != nil {
 					return err
 				}
@@ -53,22 +62,21 @@ func New(cfg Config) *Cache {
 			return nil
 		}
 	}
-	return &Cache{
-		snapshots: optionalapi.New(optionalapi.Config{
-			Name: "VolumeSnapshot", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
-			Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshots", NewInformer: func() cache.SharedIndexInformer {
-				return snapinformers.NewVolumeSnapshotInformer(cfg.Client, metav1.NamespaceAll, cfg.ResyncPeriod, cache.Indexers{})
-			}}},
-			Prepare: prepare(cfg.SnapshotHandlers),
-		}),
-		contents: optionalapi.New(optionalapi.Config{
-			Name: "VolumeSnapshotContent", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
-			Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshotcontents", NewInformer: func() cache.SharedIndexInformer {
-				return snapinformers.NewVolumeSnapshotContentInformer(cfg.Client, cfg.ResyncPeriod, cache.Indexers{})
-			}}},
-			Prepare: prepare(cfg.ContentHandlers),
-		}),
-	}
+	c.snapshots = optionalapi.New(optionalapi.Config{
+		Name: "VolumeSnapshot", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
+		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshots", NewInformer: func() cache.SharedIndexInformer {
+			return snapinformers.NewVolumeSnapshotInformer(cfg.Client, metav1.NamespaceAll, cfg.ResyncPeriod, cache.Indexers{})
+		}}},
+		Prepare: prepare(&c.snapshotHandlers),
+	})
+	c.contents = optionalapi.New(optionalapi.Config{
+		Name: "VolumeSnapshotContent", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
+		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshotcontents", NewInformer: func() cache.SharedIndexInformer {
+			return snapinformers.NewVolumeSnapshotContentInformer(cfg.Client, cfg.ResyncPeriod, cache.Indexers{})
+		}}},
+		Prepare: prepare(&c.contentHandlers),
+	})
+	return c
 }
 
 // Run runs both caches until ctx is done. It never waits for them to sync.

@@ -1,0 +1,188 @@
+package sidecar
+
+import (
+	"context"
+	"net/http"
+	"sync"
+
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
+
+	"github.com/xns-csi/csi-provisioner/pkg/features"
+	"github.com/xns-csi/csi-provisioner/pkg/metrics"
+	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
+	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
+	"github.com/xns-csi/csi-provisioner/pkg/requeue"
+	"github.com/xns-csi/csi-provisioner/pkg/snapshotcache"
+	"github.com/xns-csi/csi-provisioner/pkg/sourceprotection"
+)
+
+// buildConfig is what build needs.
+type buildConfig struct {
+	opts             *Options
+	rest             *rest.Config
+	kube             kubernetes.Interface
+	snapshots        snapclientset.Interface // built from rest when nil
+	gateway          gatewayclientset.Interface
+	driver           provisioner.Driver
+	identity         driverIdentity
+	metrics          *metrics.Metrics
+	provisionMetrics *libmetrics.Metrics
+}
+
+// informerSet are the core informers the sidecar shares.
+type informerSet struct {
+	factory  informers.SharedInformerFactory
+	claims   cache.SharedIndexInformer
+	volumes  cache.SharedIndexInformer
+	classes  cache.SharedIndexInformer
+	nodes    cache.SharedIndexInformer
+	csiNodes cache.SharedIndexInformer
+}
+
+func newInformerSet(kube kubernetes.Interface, opts *Options) *informerSet {
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, opts.ResyncPeriod, informers.WithTransform(stripManagedFields))
+	return &informerSet{
+		factory:  factory,
+		claims:   factory.Core().V1().PersistentVolumeClaims().Informer(),
+		volumes:  factory.Core().V1().PersistentVolumes().Informer(),
+		classes:  factory.Storage().V1().StorageClasses().Informer(),
+		nodes:    factory.Core().V1().Nodes().Informer(),
+		csiNodes: factory.Storage().V1().CSINodes().Informer(),
+	}
+}
+
+// build wires every component and returns the function that runs them (as
+// leader) and the readiness handler.
+func build(ctx context.Context, cfg buildConfig) (func(context.Context), http.Handler, error) {
+	opts := cfg.opts
+	var err error
+	if cfg.snapshots == nil {
+		if cfg.snapshots, err = snapclientset.NewForConfig(cfg.rest); err != nil {
+			return nil, nil, err
+		}
+	}
+	if cfg.gateway == nil {
+		if cfg.gateway, err = gatewayclientset.NewForConfig(cfg.rest); err != nil {
+			return nil, nil, err
+		}
+	}
+	f := newInformerSet(cfg.kube, opts)
+	claims, err := requeue.NewClaims(f.claims)
+	if err != nil {
+		return nil, nil, err
+	}
+	factory := f.factory
+	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshots.Discovery(),
+		ResyncPeriod: opts.ResyncPeriod, PollInterval: optionalAPIPollInterval})
+	grants := referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gateway.Discovery(),
+		ResyncPeriod: opts.ResyncPeriod, PollInterval: optionalAPIPollInterval,
+		OnChange: func(namespace string) { claims.GrantsChanged(namespace) }})
+	volumeName := func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
+	protector := sourceprotection.New(sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
+		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
+		VolumeName: volumeName})
+	recorder := newRecorder(ctx, cfg.kube, cfg.identity.name)
+	prov := provisioner.New(provisioner.Config{
+		DriverName: cfg.identity.name, Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
+		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
+		Nodes: factory.Core().V1().Nodes().Lister(), CSINodes: factory.Storage().V1().CSINodes().Lister(),
+		Classes: factory.Storage().V1().StorageClasses().Lister(), Snapshots: snapshots, Grants: grants,
+		Protector: protector, Recorder: recorder, Metrics: cfg.metrics,
+		CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Options: opts.Volume,
+	})
+
+	// Event wiring: waiting claims are re-queued by what they wait for, and
+	// source finalizers are released when their claims are done.
+	snapshots.AddSnapshotHandler(claims.SnapshotHandler())
+	snapshots.AddSnapshotHandler(protector.SnapshotHandler())
+	snapshots.AddContentHandler(claims.ContentHandler())
+	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov)} {
+		if _, err := f.claims.AddEventHandler(h); err != nil {
+			return nil, nil, err
+		}
+	}
+	if _, err := f.volumes.AddEventHandler(protector.VolumeHandler()); err != nil {
+		return nil, nil, err
+	}
+
+	pc := controller.NewProvisionController(ctx, cfg.kube, cfg.identity.name, prov, libOptions(opts, claims, f, cfg.provisionMetrics)...)
+	ready := &readiness{}
+	run := func(ctx context.Context) {
+		logger := klog.FromContext(ctx)
+		factory.Start(ctx.Done())
+		var wg sync.WaitGroup
+		for _, r := range []func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) }} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r(ctx)
+			}()
+		}
+		synced := factory.WaitForCacheSync(ctx.Done())
+		for typ, ok := range synced {
+			if !ok {
+				logger.Error(nil, "Informer did not sync", "type", typ)
+				return
+			}
+		}
+		ready.set()
+		logger.Info("Caches synced, provisioning", "driver", cfg.identity.name,
+			"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate))
+		pc.Run(ctx)
+		wg.Wait()
+	}
+	return run, ready, nil
+}
+
+// forgetDeleted lets the provisioner drop state of deleted claims.
+func forgetDeleted(p *provisioner.Provisioner) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		if claim, ok := obj.(*v1.PersistentVolumeClaim); ok {
+			p.ForgetClaim(claim.UID)
+		}
+	}}
+}
+
+// stripManagedFields is the informers' transform: managed fields are never
+// read and are often the largest part of an object.
+func stripManagedFields(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+	}
+	return obj, nil
+}
+
+// readiness reports ready once the caches synced and provisioning runs.
+type readiness struct {
+	mu    sync.RWMutex
+	ready bool
+}
+
+func (r *readiness) set() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ready = true
+}
+
+func (r *readiness) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if !r.ready {
+		http.Error(w, "caches not synced or not the leader", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
+}

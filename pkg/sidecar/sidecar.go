@@ -1,0 +1,192 @@
+// Package sidecar wires the provisioner sidecar together: it connects to the
+// CSI driver, builds the clients, informers and controllers, serves the HTTP
+// endpoint and runs everything under leader election.
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/kubernetes-csi/csi-lib-utils/leaderelection"
+	csimetrics "github.com/kubernetes-csi/csi-lib-utils/metrics"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
+
+	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
+	"github.com/xns-csi/csi-provisioner/pkg/metrics"
+	"github.com/xns-csi/csi-provisioner/pkg/requeue"
+
+	// Registers the workqueue metrics provider with the legacy registry.
+	_ "k8s.io/component-base/metrics/prometheus/workqueue"
+)
+
+// optionalAPIPollInterval is how often discovery is asked whether the
+// ReferenceGrant and snapshot CRDs appeared, while they are absent.
+const optionalAPIPollInterval = 5 * time.Second
+
+// Run runs the sidecar until ctx is done or it fails to start.
+func Run(ctx context.Context, opts *Options) error {
+	logger := klog.FromContext(ctx)
+	config, err := restConfig(opts)
+	if err != nil {
+		return err
+	}
+	csiMetrics := csimetrics.NewCSIMetricsManagerWithOptions("",
+		csimetrics.WithSubsystem(csimetrics.SubsystemSidecar), csimetrics.WithProcessStartTime(false))
+	driver, err := csiclient.Connect(ctx, csiclient.Config{Address: opts.CSIAddress, Timeout: opts.Timeout,
+		MetricsManager: csiMetrics, ExitOnConnectionLoss: true})
+	if err != nil {
+		return fmt.Errorf("connecting to the CSI driver at %s: %w", opts.CSIAddress, err)
+	}
+	defer driver.Close()
+	identity, err := probeDriver(ctx, driver)
+	if err != nil {
+		return err
+	}
+	csiMetrics.SetDriverName(identity.name)
+	logger.Info("Connected to CSI driver", "driver", identity.name, "capabilities", fmt.Sprintf("%+v", identity.caps))
+
+	registry := prometheus.NewRegistry()
+	ownMetrics, err := metrics.New(registry)
+	if err != nil {
+		return err
+	}
+	provisionMetrics := libmetrics.New("controller")
+	registry.MustRegister(provisionMetrics.PersistentVolumeClaimProvisionTotal, provisionMetrics.PersistentVolumeClaimProvisionFailedTotal,
+		provisionMetrics.PersistentVolumeClaimProvisionDurationSeconds, provisionMetrics.PersistentVolumeDeleteTotal,
+		provisionMetrics.PersistentVolumeDeleteFailedTotal, provisionMetrics.PersistentVolumeDeleteDurationSeconds)
+
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	run, ready, err := build(ctx, buildConfig{opts: opts, rest: config, kube: kube, driver: driver, identity: identity,
+		metrics: ownMetrics, provisionMetrics: &provisionMetrics})
+	if err != nil {
+		return err
+	}
+
+	var mux *http.ServeMux
+	if opts.HTTPEndpoint != "" {
+		mux = http.NewServeMux()
+		csiMetrics.WithAdditionalRegistry(registry)
+		csiMetrics.WithAdditionalRegistry(legacyGatherer())
+		csiMetrics.RegisterToServer(mux, opts.MetricsPath)
+		if opts.EnablePprof {
+			csiMetrics.RegisterPprofToServer(mux)
+		}
+		mux.Handle("/readyz", ready)
+		mux.Handle("/healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+		if err := serve(ctx, opts.HTTPEndpoint, mux); err != nil {
+			return err
+		}
+	}
+	if !opts.LeaderElection {
+		run(ctx)
+		return nil
+	}
+	return runAsLeader(ctx, opts, config, identity.name, mux, run)
+}
+
+// runAsLeader runs run while this replica holds the Lease.
+func runAsLeader(ctx context.Context, opts *Options, config *rest.Config, driverName string, mux *http.ServeMux, run func(context.Context)) error {
+	// A client of its own, so a busy provisioner cannot starve lease renewal.
+	leClient, err := kubernetes.NewForConfig(rest.CopyConfig(config))
+	if err != nil {
+		return err
+	}
+	le := leaderelection.NewLeaderElectionWithLeases(leClient, driverName, run)
+	if mux != nil {
+		le.PrepareHealthCheck(mux, leaderelection.DefaultHealthCheckTimeout)
+	}
+	if opts.LeaderElectionNamespace != "" {
+		le.WithNamespace(opts.LeaderElectionNamespace)
+	}
+	le.WithLeaseDuration(opts.LeaderElectionLeaseDuration)
+	le.WithRenewDeadline(opts.LeaderElectionRenewDeadline)
+	le.WithRetryPeriod(opts.LeaderElectionRetryPeriod)
+	le.WithReleaseOnCancel(true)
+	le.WithContext(ctx)
+	return le.Run()
+}
+
+type driverIdentity struct {
+	name string
+	caps csiclient.Capabilities
+}
+
+// probeDriver waits for the driver and reads its name and capabilities. A
+// driver that cannot create volumes is refused at start.
+func probeDriver(ctx context.Context, driver *csiclient.Client) (driverIdentity, error) {
+	if err := driver.Probe(ctx); err != nil {
+		return driverIdentity{}, fmt.Errorf("probing the CSI driver: %w", err)
+	}
+	name, err := driver.DriverName(ctx)
+	if err != nil {
+		return driverIdentity{}, fmt.Errorf("reading the CSI driver's name: %w", err)
+	}
+	caps, err := driver.Capabilities(ctx)
+	if err != nil {
+		return driverIdentity{}, fmt.Errorf("reading the CSI driver's capabilities: %w", err)
+	}
+	if !caps.ControllerService || !caps.CreateDeleteVolume {
+		return driverIdentity{}, fmt.Errorf("CSI driver %q has no controller service with CREATE_DELETE_VOLUME: it cannot provision volumes", name)
+	}
+	return driverIdentity{name: name, caps: caps}, nil
+}
+
+func restConfig(opts *Options) (*rest.Config, error) {
+	var config *rest.Config
+	var err error
+	if opts.Kubeconfig != "" {
+		config, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	} else {
+		config, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes client configuration: %w", err)
+	}
+	config.QPS, config.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+	config.UserAgent = "csi-provisioner"
+	if host, err := os.Hostname(); err == nil {
+		config.UserAgent += "/" + host
+	}
+	return config, nil
+}
+
+// newRecorder returns an event recorder for claims.
+func newRecorder(ctx context.Context, kube kubernetes.Interface, driverName string) record.EventRecorder {
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: kube.CoreV1().Events(v1.NamespaceAll)})
+	return broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: "csi-provisioner-" + driverName})
+}
+
+// libOptions are the ProvisionController settings derived from the flags.
+func libOptions(opts *Options, claims *requeue.Claims, f *informerSet, m *libmetrics.Metrics) []func(*controller.ProvisionController) error {
+	return []func(*controller.ProvisionController) error{
+		controller.LeaderElection(false), // done around the whole sidecar instead
+		controller.Threadiness(opts.WorkerThreads),
+		controller.RateLimiter(workqueue.NewTypedItemExponentialFailureRateLimiter[string](opts.RetryIntervalStart, opts.RetryIntervalMax)),
+		controller.FailedProvisionThreshold(0),
+		controller.FailedDeleteThreshold(0),
+		controller.AddFinalizer(true),
+		controller.ResyncPeriod(opts.ResyncPeriod),
+		controller.ClaimsInformer(claims),
+		controller.VolumesInformer(f.volumes),
+		controller.ClassesInformer(f.classes),
+		controller.MetricsInstance(*m),
+	}
+}
