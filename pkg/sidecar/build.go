@@ -4,10 +4,12 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"time"
 
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -28,15 +30,19 @@ import (
 
 // buildConfig is what build needs.
 type buildConfig struct {
-	opts             *Options
-	rest             *rest.Config
-	kube             kubernetes.Interface
-	snapshots        snapclientset.Interface // built from rest when nil
-	gateway          gatewayclientset.Interface
-	driver           provisioner.Driver
-	identity         driverIdentity
-	metrics          *metrics.Metrics
-	provisionMetrics *libmetrics.Metrics
+	opts      *Options
+	rest      *rest.Config
+	kube      kubernetes.Interface
+	snapshots snapclientset.Interface // built from rest when nil
+	gateway   gatewayclientset.Interface
+	// snapshotDiscovery and gatewayDiscovery default to the clients' own;
+	// pollInterval to optionalAPIPollInterval. Tests override them.
+	snapshotDiscovery, gatewayDiscovery discovery.DiscoveryInterface
+	pollInterval                        time.Duration
+	driver                              provisioner.Driver
+	identity                            driverIdentity
+	metrics                             *metrics.Metrics
+	provisionMetrics                    *libmetrics.Metrics
 }
 
 // informerSet are the core informers the sidecar shares.
@@ -76,16 +82,25 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), http.Ha
 			return nil, nil, err
 		}
 	}
+	if cfg.snapshotDiscovery == nil {
+		cfg.snapshotDiscovery = cfg.snapshots.Discovery()
+	}
+	if cfg.gatewayDiscovery == nil {
+		cfg.gatewayDiscovery = cfg.gateway.Discovery()
+	}
+	if cfg.pollInterval == 0 {
+		cfg.pollInterval = optionalAPIPollInterval
+	}
 	f := newInformerSet(cfg.kube, opts)
 	claims, err := requeue.NewClaims(f.claims)
 	if err != nil {
 		return nil, nil, err
 	}
 	factory := f.factory
-	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshots.Discovery(),
-		ResyncPeriod: opts.ResyncPeriod, PollInterval: optionalAPIPollInterval})
-	grants := referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gateway.Discovery(),
-		ResyncPeriod: opts.ResyncPeriod, PollInterval: optionalAPIPollInterval,
+	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshotDiscovery,
+		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval})
+	grants := referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gatewayDiscovery,
+		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval,
 		OnChange: func(namespace string) { claims.GrantsChanged(namespace) }})
 	volumeName := func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
 	protector := sourceprotection.New(sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,

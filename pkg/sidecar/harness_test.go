@@ -1,0 +1,386 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	csispec "github.com/container-storage-interface/spec/lib/go/csi"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	fakediscovery "k8s.io/client-go/discovery/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2/ktesting"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
+
+	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
+	"github.com/xns-csi/csi-provisioner/pkg/csi/csitest"
+	"github.com/xns-csi/csi-provisioner/pkg/metrics"
+)
+
+// The component tests run the real sidecar wiring (ProvisionController,
+// informers, ReferenceGrant and snapshot caches, source protection) against
+// client-go fake clientsets and a CSI driver on a real unix socket.
+
+const (
+	driverName = csitest.DefaultName
+	className  = "fast"
+	// eventually is how long a test waits for an asynchronous outcome. It is
+	// a generous bound, never a speed assertion.
+	eventually = 30 * time.Second
+)
+
+// env is one running sidecar and its world.
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	kube     *kubefake.Clientset
+	snaps    *snapfake.Clientset
+	gateway  *gatewayfake.Clientset
+	driver   *csitest.Driver
+	registry *prometheus.Registry
+	grantAPI *discoveryStub
+}
+
+type envConfig struct {
+	crossNamespace bool
+	grantAPIServed bool
+	driverOpts     []csitest.Option
+	timeout        time.Duration
+}
+
+type envOption func(*envConfig)
+
+func gateOff() envOption                   { return func(c *envConfig) { c.crossNamespace = false } }
+func grantCRDAbsent() envOption            { return func(c *envConfig) { c.grantAPIServed = false } }
+func csiTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
+func driverWith(o ...csitest.Option) envOption {
+	return func(c *envConfig) { c.driverOpts = append(c.driverOpts, o...) }
+}
+
+// startEnv starts the sidecar. Its retry backoff starts at one hour, so any
+// claim that provisions after a refusal was re-queued by an event.
+func startEnv(t *testing.T, options ...envOption) *env {
+	t.Helper()
+	cfg := envConfig{crossNamespace: true, grantAPIServed: true, timeout: 5 * time.Second}
+	for _, o := range options {
+		o(&cfg)
+	}
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	e := &env{t: t, ctx: ctx, kube: kubefake.NewClientset(), snaps: snapfake.NewSimpleClientset(),
+		gateway: gatewayfake.NewSimpleClientset(), registry: prometheus.NewRegistry(),
+		grantAPI: newDiscoveryStub()}
+	if cfg.grantAPIServed {
+		e.grantAPI.serve(grantResources)
+	}
+	e.driver = csitest.Start(t, cfg.driverOpts...)
+	e.createClass(className, nil)
+
+	opts := NewOptions()
+	opts.WorkerThreads, opts.ResyncPeriod = 4, 0
+	opts.RetryIntervalStart, opts.RetryIntervalMax = time.Hour, time.Hour
+	opts.Timeout = cfg.timeout
+	if cfg.crossNamespace {
+		if err := opts.FeatureGate.Set("CrossNamespaceSourceProvisioning=true"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	client, err := csiclient.Connect(ctx, csiclient.Config{Address: e.driver.Address(), Timeout: opts.Timeout})
+	if err != nil {
+		t.Fatal(err)
+	}
+	identity, err := probeDriver(ctx, client)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, err := metrics.New(e.registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	libM := libmetrics.New("controller")
+	run, _, err := build(ctx, buildConfig{opts: opts, kube: e.kube, snapshots: e.snaps, gateway: e.gateway,
+		driver: client, identity: identity, metrics: own, provisionMetrics: &libM,
+		snapshotDiscovery: newDiscoveryStub(snapshotResources), gatewayDiscovery: e.grantAPI,
+		pollInterval: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = client.Close()
+	})
+	return e
+}
+
+// --- objects ---------------------------------------------------------------
+
+func (e *env) createClass(name string, params map[string]string) {
+	e.t.Helper()
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: driverName, Parameters: params}
+	if _, err := e.kube.StorageV1().StorageClasses().Create(e.ctx, class, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+type claimOption func(*v1.PersistentVolumeClaim)
+
+func fromSnapshot(namespace, name string) claimOption {
+	return func(c *v1.PersistentVolumeClaim) {
+		group := "snapshot.storage.k8s.io"
+		c.Spec.DataSourceRef = &v1.TypedObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: name}
+		if namespace != "" {
+			c.Spec.DataSourceRef.Namespace = &namespace
+		} else {
+			c.Spec.DataSource = &v1.TypedLocalObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: name}
+		}
+	}
+}
+
+func fromRef(group, kind, name string) claimOption {
+	return func(c *v1.PersistentVolumeClaim) {
+		c.Spec.DataSourceRef = &v1.TypedObjectReference{APIGroup: &group, Kind: kind, Name: name}
+	}
+}
+
+func withSize(size string) claimOption {
+	return func(c *v1.PersistentVolumeClaim) {
+		c.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse(size)}
+	}
+}
+
+// createClaim creates a claim as the PV controller hands it over: with the
+// storage-provisioner annotation set.
+func (e *env) createClaim(namespace, name string, opts ...claimOption) *v1.PersistentVolumeClaim {
+	e.t.Helper()
+	class := className
+	claim := &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID(fmt.Sprintf("uid-%s-%s", namespace, name)),
+			ResourceVersion: "1", Annotations: map[string]string{"volume.kubernetes.io/storage-provisioner": driverName}},
+		Spec: v1.PersistentVolumeClaimSpec{
+			AccessModes:      []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			StorageClassName: &class,
+			Resources:        v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	for _, o := range opts {
+		o(claim)
+	}
+	created, err := e.kube.CoreV1().PersistentVolumeClaims(namespace).Create(e.ctx, claim, metav1.CreateOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return created
+}
+
+// createSnapshot creates a ready snapshot ns/name of this driver, whose
+// content points at a snapshot the CSI driver knows.
+func (e *env) createSnapshot(namespace, name string, ready bool) {
+	e.t.Helper()
+	snap, content := snapshotPair(namespace, name, ready)
+	if _, err := e.snaps.SnapshotV1().VolumeSnapshotContents().Create(e.ctx, content, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	if _, err := e.snaps.SnapshotV1().VolumeSnapshots(namespace).Create(e.ctx, snap, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func snapshotHandle(namespace, name string) string { return "snap-" + namespace + "-" + name }
+
+func snapshotPair(namespace, name string, ready bool) (*snapv1.VolumeSnapshot, *snapv1.VolumeSnapshotContent) {
+	contentName := "content-" + namespace + "-" + name
+	handle := snapshotHandle(namespace, name)
+	size := resource.MustParse("1Gi")
+	snap := &snapv1.VolumeSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: types.UID("snap-uid-" + name), ResourceVersion: "1"},
+		Status: &snapv1.VolumeSnapshotStatus{BoundVolumeSnapshotContentName: &contentName, ReadyToUse: &ready,
+			RestoreSize: &size},
+	}
+	content := &snapv1.VolumeSnapshotContent{
+		ObjectMeta: metav1.ObjectMeta{Name: contentName, ResourceVersion: "1"},
+		Spec: snapv1.VolumeSnapshotContentSpec{Driver: driverName,
+			VolumeSnapshotRef: v1.ObjectReference{Namespace: namespace, Name: name, UID: snap.UID}},
+		Status: &snapv1.VolumeSnapshotContentStatus{SnapshotHandle: &handle, ReadyToUse: &ready},
+	}
+	return snap, content
+}
+
+// grant allows claims in fromNamespace to use snapshot name in namespace
+// ("" = every snapshot there).
+func (e *env) createGrant(namespace, grantName, fromNamespace, snapshot string) {
+	e.t.Helper()
+	to := gatewayv1.ReferenceGrantTo{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}
+	if snapshot != "" {
+		n := gatewayv1.ObjectName(snapshot)
+		to.Name = &n
+	}
+	g := &gatewayv1.ReferenceGrant{
+		ObjectMeta: metav1.ObjectMeta{Name: grantName, Namespace: namespace},
+		Spec: gatewayv1.ReferenceGrantSpec{
+			From: []gatewayv1.ReferenceGrantFrom{{Group: "", Kind: "PersistentVolumeClaim", Namespace: gatewayv1.Namespace(fromNamespace)}},
+			To:   []gatewayv1.ReferenceGrantTo{to},
+		},
+	}
+	if _, err := e.gateway.GatewayV1().ReferenceGrants(namespace).Create(e.ctx, g, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) deleteGrant(namespace, name string) {
+	e.t.Helper()
+	if err := e.gateway.GatewayV1().ReferenceGrants(namespace).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// --- observations ----------------------------------------------------------
+
+func pvName(claim *v1.PersistentVolumeClaim) string { return "pvc-" + string(claim.UID) }
+
+// volumeName is the CSI volume name the sidecar asks for (the default
+// --volume-name-prefix and --volume-name-uuid-length).
+func volumeName(claim *v1.PersistentVolumeClaim) string {
+	return "pvc-" + strings.ReplaceAll(string(claim.UID), "-", "")
+}
+
+// waitForPV waits until the claim's PV exists and returns it.
+func (e *env) waitForPV(claim *v1.PersistentVolumeClaim) *v1.PersistentVolume {
+	e.t.Helper()
+	var pv *v1.PersistentVolume
+	e.waitFor("PV of claim "+claim.Namespace+"/"+claim.Name, func() bool {
+		var err error
+		pv, err = e.kube.CoreV1().PersistentVolumes().Get(e.ctx, pvName(claim), metav1.GetOptions{})
+		return err == nil
+	})
+	return pv
+}
+
+// noPV asserts the claim has no PV.
+func (e *env) noPV(claim *v1.PersistentVolumeClaim) {
+	e.t.Helper()
+	_, err := e.kube.CoreV1().PersistentVolumes().Get(e.ctx, pvName(claim), metav1.GetOptions{})
+	if !apierrors.IsNotFound(err) {
+		e.t.Fatalf("claim %s/%s has a PV (err=%v), want none", claim.Namespace, claim.Name, err)
+	}
+}
+
+// waitForEvent waits for an event on the claim whose type, reason and
+// message contain the given strings, and returns it.
+func (e *env) waitForEvent(claim *v1.PersistentVolumeClaim, eventType, reason, messagePart string) v1.Event {
+	e.t.Helper()
+	var found v1.Event
+	e.waitFor(fmt.Sprintf("%s event %s %q on %s", eventType, reason, messagePart, claim.Name), func() bool {
+		events, err := e.kube.CoreV1().Events(claim.Namespace).List(e.ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.Name == claim.Name && ev.Type == eventType && ev.Reason == reason && strings.Contains(ev.Message, messagePart) {
+				found = ev
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
+// createRequests returns the CreateVolume requests the driver got for the
+// claim.
+func (e *env) createRequests(claim *v1.PersistentVolumeClaim) []*csispec.CreateVolumeRequest {
+	var out []*csispec.CreateVolumeRequest
+	for _, r := range e.driver.CreateVolumeRequests() {
+		if r.GetName() == volumeName(claim) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	err := wait.PollUntilContextTimeout(e.ctx, 20*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
+		return cond(), nil
+	})
+	if err != nil {
+		e.t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// settle gives the sidecar time to act on something it must NOT act on.
+// It makes a negative assertion meaningful; it is not a speed assertion.
+func (e *env) settle() { time.Sleep(500 * time.Millisecond) }
+
+// --- discovery -------------------------------------------------------------
+
+var (
+	grantResources    = resourceList("gateway.networking.k8s.io/v1", "referencegrants")
+	snapshotResources = resourceList("snapshot.storage.k8s.io/v1", "volumesnapshots", "volumesnapshotcontents")
+)
+
+func resourceList(gv string, names ...string) *metav1.APIResourceList {
+	list := &metav1.APIResourceList{GroupVersion: gv}
+	for _, n := range names {
+		list.APIResources = append(list.APIResources, metav1.APIResource{Name: n})
+	}
+	return list
+}
+
+// discoveryStub is a fake discovery whose served resources can change while
+// the sidecar polls it (client-go's fake reads them without a lock).
+type discoveryStub struct {
+	*fakediscovery.FakeDiscovery
+	mu sync.Mutex
+}
+
+func newDiscoveryStub(served ...*metav1.APIResourceList) *discoveryStub {
+	return &discoveryStub{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: served}}}
+}
+
+func (d *discoveryStub) serve(served ...*metav1.APIResourceList) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Resources = served
+}
+
+func (d *discoveryStub) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
+	return d.ServerResourcesForGroupVersionWithContext(context.Background(), gv)
+}
+
+func (d *discoveryStub) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+}
+
+// knownSnapshots makes the CSI driver know the snapshots "ns/name" that the
+// test creates with createSnapshot.
+func knownSnapshots(refs ...string) envOption {
+	var opts []csitest.Option
+	for _, ref := range refs {
+		ns, name, _ := strings.Cut(ref, "/")
+		opts = append(opts, csitest.WithSnapshot(snapshotHandle(ns, name), 1<<30))
+	}
+	return driverWith(opts...)
+}

@@ -1,0 +1,297 @@
+package manifests
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// deployDir is the directory under test, relative to this package.
+const deployDir = "../../deploy"
+
+// knownKinds maps every kind the manifests may contain to a constructor of
+// its typed Go struct. A document of any other kind fails the tests: add
+// the kind here, with the struct its API server or CRD uses.
+var knownKinds = map[schema.GroupVersionKind]func() any{
+	corev1.SchemeGroupVersion.WithKind("Namespace"):              func() any { return &corev1.Namespace{} },
+	corev1.SchemeGroupVersion.WithKind("ServiceAccount"):         func() any { return &corev1.ServiceAccount{} },
+	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"):  func() any { return &corev1.PersistentVolumeClaim{} },
+	corev1.SchemeGroupVersion.WithKind("Service"):                func() any { return &corev1.Service{} },
+	appsv1.SchemeGroupVersion.WithKind("Deployment"):             func() any { return &appsv1.Deployment{} },
+	rbacv1.SchemeGroupVersion.WithKind("ClusterRole"):            func() any { return &rbacv1.ClusterRole{} },
+	rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):     func() any { return &rbacv1.ClusterRoleBinding{} },
+	rbacv1.SchemeGroupVersion.WithKind("Role"):                   func() any { return &rbacv1.Role{} },
+	rbacv1.SchemeGroupVersion.WithKind("RoleBinding"):            func() any { return &rbacv1.RoleBinding{} },
+	storagev1.SchemeGroupVersion.WithKind("StorageClass"):        func() any { return &storagev1.StorageClass{} },
+	storagev1.SchemeGroupVersion.WithKind("CSIDriver"):           func() any { return &storagev1.CSIDriver{} },
+	gatewayv1.SchemeGroupVersion.WithKind("ReferenceGrant"):      func() any { return &gatewayv1.ReferenceGrant{} },
+	gatewayv1beta1.SchemeGroupVersion.WithKind("ReferenceGrant"): func() any { return &gatewayv1beta1.ReferenceGrant{} },
+	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshot"):         func() any { return &snapv1.VolumeSnapshot{} },
+	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass"):    func() any { return &snapv1.VolumeSnapshotClass{} },
+	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotContent"):  func() any { return &snapv1.VolumeSnapshotContent{} },
+}
+
+// manifest is one decoded YAML document of a file under deploy/.
+type manifest struct {
+	// source is "<file relative to deploy/>#<document index>".
+	source string
+	gvk    schema.GroupVersionKind
+	// obj is a pointer to the typed struct knownKinds gives for gvk.
+	obj any
+}
+
+// objectMeta returns the metadata of m's object.
+func (m manifest) objectMeta() metav1.Object {
+	return m.obj.(metav1.Object)
+}
+
+// readManifests decodes every YAML document under dir. It returns the
+// documents that decode strictly and an error for each that does not; the
+// error is fatal when dir cannot be read or holds no document.
+func readManifests(dir string) ([]manifest, []error, error) {
+	var manifests []manifest
+	var decodeErrs []error
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !isYAML(path) {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		docs, err := readDocuments(path)
+		if err != nil {
+			return fmt.Errorf("%s: %w", rel, err)
+		}
+		for i, doc := range docs {
+			source := fmt.Sprintf("%s#%d", filepath.ToSlash(rel), i)
+			gvk, obj, err := decodeStrict(doc)
+			switch {
+			case errors.Is(err, errEmptyDocument):
+			case err != nil:
+				decodeErrs = append(decodeErrs, fmt.Errorf("%s: %w", source, err))
+			default:
+				manifests = append(manifests, manifest{source: source, gvk: gvk, obj: obj})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", dir, err)
+	}
+	if len(manifests)+len(decodeErrs) == 0 {
+		return nil, nil, fmt.Errorf("no YAML documents under %s", dir)
+	}
+	return manifests, decodeErrs, nil
+}
+
+// loadManifests returns the documents under deploy/ that decode strictly.
+// Those that do not are reported once, by
+// TestEveryManifestDecodesStrictlyAndValidates, not by every caller.
+func loadManifests(t *testing.T) []manifest {
+	t.Helper()
+	manifests, _, err := readManifests(deployDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return manifests
+}
+
+func isYAML(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// readDocuments splits the file at path into its "---"-separated documents.
+func readDocuments(path string) ([][]byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	reader := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
+	var docs [][]byte
+	for {
+		doc, err := reader.Read()
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+}
+
+// errEmptyDocument is decodeStrict's error for a document holding only
+// comments or nothing, which kubectl skips too.
+var errEmptyDocument = errors.New("empty document")
+
+// decodeStrict decodes one YAML document into the typed struct of its kind
+// the way kube-apiserver's strict field validation does: YAML with
+// duplicate keys is refused, field names match case-sensitively, and a
+// field the struct does not have is an error, not silently dropped.
+func decodeStrict(doc []byte) (schema.GroupVersionKind, any, error) {
+	data, err := yaml.YAMLToJSONStrict(doc)
+	if err != nil {
+		return schema.GroupVersionKind{}, nil, fmt.Errorf("converting YAML to JSON: %w", err)
+	}
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return schema.GroupVersionKind{}, nil, errEmptyDocument
+	}
+	var typeMeta metav1.TypeMeta
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(data, &typeMeta); err != nil {
+		return schema.GroupVersionKind{}, nil, fmt.Errorf("reading apiVersion and kind: %w", err)
+	}
+	gvk := typeMeta.GroupVersionKind()
+	newObj, ok := knownKinds[gvk]
+	if !ok {
+		return gvk, nil, fmt.Errorf("unknown kind %q in apiVersion %q: add it to knownKinds with its typed struct", gvk.Kind, typeMeta.APIVersion)
+	}
+	obj := newObj()
+	strictErrs, err := kjson.UnmarshalStrict(data, obj)
+	if err != nil {
+		return gvk, nil, fmt.Errorf("decoding %s: %w", gvk.Kind, err)
+	}
+	if len(strictErrs) > 0 {
+		return gvk, nil, fmt.Errorf("decoding %s strictly: %w", gvk.Kind, errors.Join(strictErrs...))
+	}
+	return gvk, obj, nil
+}
+
+func TestEveryManifestDecodesStrictlyAndValidates(t *testing.T) {
+	manifests, decodeErrs, err := readManifests(deployDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range decodeErrs {
+		t.Error(err)
+	}
+	for _, m := range manifests {
+		for _, err := range validate(m.obj) {
+			t.Errorf("%s: %s %s: %v", m.source, m.gvk.Kind, m.objectMeta().GetName(), err)
+		}
+	}
+}
+
+// validate runs the checks the typed structs cannot express and that the
+// API server or CRD would run on obj.
+func validate(obj any) []error {
+	switch o := obj.(type) {
+	case *gatewayv1.ReferenceGrant:
+		return validateGrantSpec(o.Spec)
+	case *gatewayv1beta1.ReferenceGrant:
+		return validateGrantSpec(o.Spec)
+	case *corev1.PersistentVolumeClaim:
+		return validateClaimDataSources(o.Spec)
+	}
+	return nil
+}
+
+func TestDeployHasTheDocumentedObjects(t *testing.T) {
+	have := map[string]bool{}
+	for _, m := range loadManifests(t) {
+		have[objectKey(m.gvk.Kind, m.objectMeta().GetNamespace(), m.objectMeta().GetName())] = true
+	}
+	for _, want := range []string{
+		"ServiceAccount default/csi-provisioner",
+		"ClusterRole external-provisioner-runner",
+		"ClusterRoleBinding csi-provisioner-role",
+		"Role default/external-provisioner-cfg",
+		"RoleBinding default/csi-provisioner-role-cfg",
+		"Deployment default/csi-provisioner",
+		"StorageClass csi-example",
+		"Namespace prod",
+		"Namespace test",
+		"ReferenceGrant prod/bar",
+		"PersistentVolumeClaim test/foo-testing",
+		"PersistentVolumeClaim prod/foo",
+		"VolumeSnapshot prod/foo-backup",
+		"VolumeSnapshotClass csi-example-snapclass",
+	} {
+		if !have[want] {
+			t.Errorf("deploy/ has no %s", want)
+		}
+	}
+}
+
+func objectKey(kind, namespace, name string) string {
+	if namespace == "" {
+		return kind + " " + name
+	}
+	return kind + " " + namespace + "/" + name
+}
+
+func TestDecodeStrict(t *testing.T) {
+	tests := map[string]struct {
+		doc     string
+		wantErr string // substring; empty means success
+	}{
+		"a known kind with known fields decodes": {
+			doc: "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: prod\n",
+		},
+		"a document with only comments is empty": {
+			doc:     "# nothing here\n",
+			wantErr: errEmptyDocument.Error(),
+		},
+		"an unknown kind is refused": {
+			doc:     "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w\n",
+			wantErr: `unknown kind "Widget"`,
+		},
+		"a known kind in an unknown version is refused": {
+			doc:     "apiVersion: gateway.networking.k8s.io/v1alpha2\nkind: ReferenceGrant\nmetadata:\n  name: bar\n",
+			wantErr: `unknown kind "ReferenceGrant"`,
+		},
+		"the KEP's dataSourceRef2 is an unknown field": {
+			doc:     "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata:\n  name: c\nspec:\n  dataSourceRef2:\n    kind: VolumeSnapshot\n    name: s\n",
+			wantErr: `unknown field "spec.dataSourceRef2"`,
+		},
+		"a field name in the wrong case is an unknown field": {
+			doc:     "apiVersion: v1\nkind: Namespace\nmetadata:\n  Name: prod\n",
+			wantErr: `unknown field "metadata.Name"`,
+		},
+		"a duplicate key is refused": {
+			doc:     "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: prod\n  name: test\n",
+			wantErr: "already set in map",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, _, err := decodeStrict([]byte(tc.doc))
+			checkErr(t, err, tc.wantErr)
+		})
+	}
+}
+
+// checkErr fails t unless err contains wantErr, or is nil when wantErr is
+// empty.
+func checkErr(t *testing.T, err error, wantErr string) {
+	t.Helper()
+	switch {
+	case wantErr == "" && err != nil:
+		t.Errorf("Got error %v, want none", err)
+	case wantErr != "" && err == nil:
+		t.Errorf("Got no error, want one containing %q", wantErr)
+	case wantErr != "" && !strings.Contains(err.Error(), wantErr):
+		t.Errorf("Got error %v, want one containing %q", err, wantErr)
+	}
+}
