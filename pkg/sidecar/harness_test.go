@@ -384,3 +384,26 @@ func knownSnapshots(refs ...string) envOption {
 	}
 	return driverWith(opts...)
 }
+
+// metric returns the value of a counter with the given label from the
+// sidecar's registry, 0 when absent.
+func (e *env) metric(name, label, value string) float64 {
+	e.t.Helper()
+	families, err := e.registry.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
