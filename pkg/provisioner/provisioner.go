@@ -160,17 +160,23 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 	}
 	created := resp.GetVolume()
 	if !confirmsSource(content, created.GetContentSource()) {
-		state, err := p.undoCreate(ctx, created, secret)
+		state, err := p.undoCreate(ctx, created, secret,
+			errors.New("the CSI driver created the volume without the requested data source; it was deleted again"))
+		return nil, state, err
+	}
+	if got, want := created.GetCapacityBytes(), req.GetCapacityRange().GetRequiredBytes(); got != 0 && got < want {
+		state, err := p.undoCreate(ctx, created, secret,
+			fmt.Errorf("the CSI driver created a volume of %d bytes, less than the %d requested; it was deleted again", got, want))
 		return nil, state, err
 	}
 	return buildVolume(volumeInput{opts: p.opts, claim: claim, class: class, pvName: opts.PVName, driverName: p.driverName,
 		fsType: fsType(p.opts, class), created: created, secrets: refs}), controller.ProvisioningFinished, nil
 }
 
-// undoCreate deletes a volume the driver created without the requested
-// content, so the user never gets an empty volume in place of their data.
-func (p *Provisioner) undoCreate(ctx context.Context, created *csi.Volume, secret map[string]string) (controller.ProvisioningState, error) {
-	err := errors.New("the CSI driver created the volume without the requested data source; it was deleted again")
+// undoCreate deletes a volume the driver created wrongly (without the
+// requested content, or too small), so the user never gets an empty or short
+// volume in place of the one asked for; err says what was wrong.
+func (p *Provisioner) undoCreate(ctx context.Context, created *csi.Volume, secret map[string]string, err error) (controller.ProvisioningState, error) {
 	if derr := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: created.GetVolumeId(), Secrets: secret}); derr != nil {
 		// The volume exists and the next attempt will get it back by name:
 		// keep trying rather than forget it.

@@ -43,10 +43,15 @@ type Options struct {
 
 // VolumeName derives the CSI volume name from the claim's UID, so retries
 // and restarts ask the driver for the same volume (CreateVolume is
-// idempotent by name).
+// idempotent by name). As in the upstream csi-provisioner, a negative length
+// keeps the whole UID with its dashes, so a sidecar replacing the upstream
+// one retries an interrupted CreateVolume under the same name.
 func VolumeName(opts Options, claim *v1.PersistentVolumeClaim) string {
+	if opts.VolumeNameUUIDLength < 0 {
+		return opts.VolumeNamePrefix + "-" + string(claim.UID)
+	}
 	uid := strings.ReplaceAll(string(claim.UID), "-", "")
-	if opts.VolumeNameUUIDLength >= 0 && opts.VolumeNameUUIDLength < len(uid) {
+	if opts.VolumeNameUUIDLength < len(uid) {
 		uid = uid[:opts.VolumeNameUUIDLength]
 	}
 	return opts.VolumeNamePrefix + "-" + uid

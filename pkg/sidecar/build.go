@@ -69,7 +69,7 @@ func newInformerSet(kube kubernetes.Interface, opts *Options) *informerSet {
 
 // build wires every component and returns the function that runs them (as
 // leader) and the readiness handler.
-func build(ctx context.Context, cfg buildConfig) (func(context.Context), http.Handler, error) {
+func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readiness, error) {
 	opts := cfg.opts
 	var err error
 	if cfg.snapshots == nil {
@@ -180,7 +180,8 @@ func stripManagedFields(obj any) (any, error) {
 	return obj, nil
 }
 
-// readiness reports ready once the caches synced and provisioning runs.
+// readiness reports ready once the caches synced and provisioning runs, or,
+// under leader election, once the replica is connected to its driver.
 type readiness struct {
 	mu    sync.RWMutex
 	ready bool

@@ -61,6 +61,7 @@ type envConfig struct {
 	grantAPIServed bool
 	driverOpts     []csitest.Option
 	timeout        time.Duration
+	backoff        time.Duration
 }
 
 type envOption func(*envConfig)
@@ -68,6 +69,9 @@ type envOption func(*envConfig)
 func gateOff() envOption                   { return func(c *envConfig) { c.crossNamespace = false } }
 func grantCRDAbsent() envOption            { return func(c *envConfig) { c.grantAPIServed = false } }
 func csiTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
+
+// retryBackoff replaces the one-hour retry backoff of startEnv.
+func retryBackoff(d time.Duration) envOption { return func(c *envConfig) { c.backoff = d } }
 func driverWith(o ...csitest.Option) envOption {
 	return func(c *envConfig) { c.driverOpts = append(c.driverOpts, o...) }
 }
@@ -76,7 +80,7 @@ func driverWith(o ...csitest.Option) envOption {
 // claim that provisions after a refusal was re-queued by an event.
 func startEnv(t *testing.T, options ...envOption) *env {
 	t.Helper()
-	cfg := envConfig{crossNamespace: true, grantAPIServed: true, timeout: 5 * time.Second}
+	cfg := envConfig{crossNamespace: true, grantAPIServed: true, timeout: 5 * time.Second, backoff: time.Hour}
 	for _, o := range options {
 		o(&cfg)
 	}
@@ -93,7 +97,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 
 	opts := NewOptions()
 	opts.WorkerThreads, opts.ResyncPeriod = 4, 0
-	opts.RetryIntervalStart, opts.RetryIntervalMax = time.Hour, time.Hour
+	opts.RetryIntervalStart, opts.RetryIntervalMax = cfg.backoff, cfg.backoff
 	opts.Timeout = cfg.timeout
 	if cfg.crossNamespace {
 		if err := opts.FeatureGate.Set("CrossNamespaceSourceProvisioning=true"); err != nil {
@@ -258,11 +262,9 @@ func (e *env) deleteGrant(namespace, name string) {
 
 func pvName(claim *v1.PersistentVolumeClaim) string { return "pvc-" + string(claim.UID) }
 
-// volumeName is the CSI volume name the sidecar asks for (the default
-// --volume-name-prefix and --volume-name-uuid-length).
-func volumeName(claim *v1.PersistentVolumeClaim) string {
-	return "pvc-" + strings.ReplaceAll(string(claim.UID), "-", "")
-}
+// volumeName is the CSI volume name the sidecar asks for; with the default
+// --volume-name-prefix and --volume-name-uuid-length it is the PV's name.
+func volumeName(claim *v1.PersistentVolumeClaim) string { return pvName(claim) }
 
 // waitForPV waits until the claim's PV exists and returns it.
 func (e *env) waitForPV(claim *v1.PersistentVolumeClaim) *v1.PersistentVolume {

@@ -93,7 +93,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "Resync period of the informers.")
 
 	fs.StringVar(&o.Volume.VolumeNamePrefix, "volume-name-prefix", o.Volume.VolumeNamePrefix, "Prefix of the CSI volume names; a volume is named <prefix>-<claim UID>.")
-	fs.IntVar(&o.Volume.VolumeNameUUIDLength, "volume-name-uuid-length", o.Volume.VolumeNameUUIDLength, "Length of the claim UID in volume names, dashes removed; negative keeps all of it.")
+	fs.IntVar(&o.Volume.VolumeNameUUIDLength, "volume-name-uuid-length", o.Volume.VolumeNameUUIDLength, "Length of the claim UID in volume names, dashes removed; negative keeps the whole UID with its dashes (the volume is then named like its PV).")
 	fs.StringVar(&o.Volume.DefaultFSType, "default-fstype", o.Volume.DefaultFSType, "Filesystem type of volumes whose StorageClass sets no csi.storage.k8s.io/fstype; empty leaves it to the driver.")
 	fs.BoolVar(&o.Volume.ExtraCreateMetadata, "extra-create-metadata", o.Volume.ExtraCreateMetadata, "Pass the claim's name and namespace and the PV's name to CreateVolume as csi.storage.k8s.io/* parameters.")
 	fs.BoolVar(&o.Volume.StrictTopology, "strict-topology", o.Volume.StrictTopology, "Restrict a late-bound volume to the topology of the node the scheduler selected.")
@@ -136,6 +136,10 @@ func (o *Options) Validate() error {
 	}
 	if o.Volume.VolumeNamePrefix == "" {
 		errs = append(errs, errors.New("--volume-name-prefix must not be empty"))
+	}
+	if o.Volume.VolumeNameUUIDLength == 0 {
+		// Every claim would get the same volume name, hence the same volume.
+		errs = append(errs, errors.New("--volume-name-uuid-length must be negative (whole UID) or positive"))
 	}
 	if o.LeaderElection && o.LeaderElectionRenewDeadline >= o.LeaderElectionLeaseDuration {
 		errs = append(errs, errors.New("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"))

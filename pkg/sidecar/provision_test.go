@@ -1,7 +1,10 @@
 package sidecar
 
 import (
+	"context"
 	"testing"
+
+	csispec "github.com/container-storage-interface/spec/lib/go/csi"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -99,4 +102,22 @@ func hasString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+func TestVolumeSmallerThanRequestedIsDeletedAgain(t *testing.T) {
+	e := startEnv(t)
+	e.driver.SetCreateVolumeHook(func(_ context.Context, req *csispec.CreateVolumeRequest) (*csispec.CreateVolumeResponse, error, bool) {
+		return &csispec.CreateVolumeResponse{Volume: &csispec.Volume{VolumeId: "short-" + req.GetName(), CapacityBytes: 1 << 20}}, nil, true
+	})
+	claim := e.createClaim("apps", "data")
+	e.waitForEvent(claim, v1.EventTypeWarning, "ProvisioningFailed", "less than the 1073741824 requested")
+	e.waitFor("DeleteVolume of the short volume", func() bool {
+		for _, r := range e.driver.DeleteVolumeRequests() {
+			if r.GetVolumeId() == "short-"+volumeName(claim) {
+				return true
+			}
+		}
+		return false
+	})
+	e.noPV(claim)
 }

@@ -98,6 +98,10 @@ func Run(ctx context.Context, opts *Options) error {
 		run(ctx)
 		return nil
 	}
+	// A standby replica is ready to take over: report it ready so rolling
+	// updates of a multi-replica Deployment make progress. Liveness of the
+	// leader is /healthz/leader-election.
+	ready.set()
 	return runAsLeader(ctx, opts, config, identity.name, mux, run)
 }
 
