@@ -1,0 +1,90 @@
+package sidecar
+
+import (
+	"context"
+	"testing"
+
+	csispec "github.com/container-storage-interface/spec/lib/go/csi"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/csi/csitest"
+	"github.com/xns-csi/csi-provisioner/pkg/sourceprotection"
+)
+
+func TestSameNamespaceCloneProtectsItsSourceUntilThePVExists(t *testing.T) {
+	e := startEnv(t)
+	source := e.createClaim("apps", "source")
+	sourcePV := e.waitForPV(source)
+	e.bind(source, sourcePV.Name) // what the PV controller does
+
+	entered, release := make(chan struct{}), make(chan struct{})
+	e.driver.SetCreateVolumeHook(func(context.Context, *csispec.CreateVolumeRequest) (*csispec.CreateVolumeResponse, error, bool) {
+		close(entered)
+		<-release
+		return nil, nil, false
+	})
+	clone := e.createClaim("apps", "clone", fromRef("", "PersistentVolumeClaim", "source"))
+	<-entered
+	if f := e.claimFinalizers("apps", "source"); !hasString(f, sourceprotection.CloneFinalizer) {
+		t.Errorf("source finalizers during CreateVolume = %v, want %s", f, sourceprotection.CloneFinalizer)
+	}
+	close(release)
+	e.waitForPV(clone)
+	reqs := e.createRequests(clone)
+	if got := reqs[len(reqs)-1].GetVolumeContentSource().GetVolume().GetVolumeId(); got != sourcePV.Spec.CSI.VolumeHandle {
+		t.Errorf("clone content source = %q, want the source volume %q", got, sourcePV.Spec.CSI.VolumeHandle)
+	}
+	e.waitFor("the clone finalizer to be removed", func() bool {
+		return !hasString(e.claimFinalizers("apps", "source"), sourceprotection.CloneFinalizer)
+	})
+}
+
+func TestCloneOfAnUnboundClaimWaitsForItsBinding(t *testing.T) {
+	e := startEnv(t, driverWith(csitest.WithVolume("vol-src", 1<<30)))
+	source := e.createClaim("apps", "source", func(c *v1.PersistentVolumeClaim) {
+		c.Annotations["volume.kubernetes.io/storage-provisioner"] = "other.example.com" // not ours: stays unbound
+	})
+	clone := e.createClaim("apps", "clone", fromRef("", "PersistentVolumeClaim", "source"))
+	e.waitForEvent(clone, v1.EventTypeWarning, "ProvisioningFailed", "is not bound yet")
+	e.noPV(clone)
+
+	// The source gets bound; with the one-hour backoff only that event can
+	// re-queue the clone.
+	pv := &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-src"},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: driverName, VolumeHandle: "vol-src"}},
+		},
+	}
+	if _, err := e.kube.CoreV1().PersistentVolumes().Create(e.ctx, pv, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.bind(source, "pv-src")
+	e.waitForPV(clone)
+}
+
+// bind marks a claim bound to a PV, as the PV controller would.
+func (e *env) bind(claim *v1.PersistentVolumeClaim, pvName string) {
+	e.t.Helper()
+	c, err := e.kube.CoreV1().PersistentVolumeClaims(claim.Namespace).Get(e.ctx, claim.Name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	c.Spec.VolumeName = pvName
+	c.Status.Phase = v1.ClaimBound
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(claim.Namespace).Update(e.ctx, c, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) claimFinalizers(namespace, name string) []string {
+	e.t.Helper()
+	c, err := e.kube.CoreV1().PersistentVolumeClaims(namespace).Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c.Finalizers
+}
