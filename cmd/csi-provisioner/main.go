@@ -32,6 +32,10 @@ func main() {
 		fmt.Fprintln(os.Stderr, "Invalid flags:", err)
 		os.Exit(2)
 	}
+	if err := opts.ApplyLogging(); err != nil {
+		fmt.Fprintln(os.Stderr, "Invalid logging flags:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	klog.FromContext(ctx).Info("Starting csi-provisioner", "version", version)

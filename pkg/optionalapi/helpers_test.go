@@ -2,21 +2,20 @@ package optionalapi
 
 import (
 	"context"
-	"sync"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
-	fakediscovery "k8s.io/client-go/discovery/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	gatewayinformersv1 "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1"
 	gatewayinformersv1beta1 "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1beta1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/discoverytest"
 )
 
 // eventually is how long tests wait for something that happens
@@ -35,50 +34,21 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// discoveryStub is client-go's fake discovery whose served resources tests
-// can change while Run polls it. The fake reads its Resources field without
-// a lock, so every access goes through mu.
-type discoveryStub struct {
-	*fakediscovery.FakeDiscovery
-	mu sync.Mutex
-}
+// discoveryStub is the discovery Run polls; tests change what it serves
+// while Run runs.
+type discoveryStub struct{ *discoverytest.Discovery }
 
 func newDiscovery(served ...*metav1.APIResourceList) *discoveryStub {
-	return &discoveryStub{FakeDiscovery: &fakediscovery.FakeDiscovery{
-		Fake: &clienttesting.Fake{Resources: served},
-	}}
+	return &discoveryStub{discoverytest.New(served...)}
 }
 
 // serve replaces what the API server serves.
-func (d *discoveryStub) serve(served ...*metav1.APIResourceList) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.Resources = served
-}
-
-func (d *discoveryStub) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
-	return d.ServerResourcesForGroupVersionWithContext(context.Background(), gv)
-}
-
-func (d *discoveryStub) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
-}
-
-// resources is a discovery document for one group/version.
-func resources(gv string, names ...string) *metav1.APIResourceList {
-	list := &metav1.APIResourceList{GroupVersion: gv}
-	for _, n := range names {
-		list.APIResources = append(list.APIResources, metav1.APIResource{Name: n, Namespaced: true})
-	}
-	return list
-}
+func (d *discoveryStub) serve(served ...*metav1.APIResourceList) { d.Serve(served...) }
 
 var (
-	v1Grants      = resources("gateway.networking.k8s.io/v1", "referencegrants", "gateways")
-	v1Gateways    = resources("gateway.networking.k8s.io/v1", "gateways")
-	v1beta1Grants = resources("gateway.networking.k8s.io/v1beta1", "referencegrants")
+	v1Grants      = discoverytest.Resources("gateway.networking.k8s.io/v1", "referencegrants", "gateways")
+	v1Gateways    = discoverytest.Resources("gateway.networking.k8s.io/v1", "gateways")
+	v1beta1Grants = discoverytest.Resources("gateway.networking.k8s.io/v1beta1", "referencegrants")
 )
 
 // grantCandidates are the ReferenceGrant versions, v1 preferred, with

@@ -8,9 +8,9 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
-	fakediscovery "k8s.io/client-go/discovery/fake"
-	clienttesting "k8s.io/client-go/testing"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	"github.com/xns-csi/csi-provisioner/pkg/discoverytest"
 )
 
 // eventually bounds how long tests wait for asynchronous effects; it bounds
@@ -27,42 +27,24 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-// discoveryStub is client-go's fake discovery whose served resources tests
-// can change while the checker polls it; the fake itself reads them without
-// a lock.
-type discoveryStub struct {
-	*fakediscovery.FakeDiscovery
-	mu sync.Mutex
-}
+// discoveryStub is the discovery the checker polls, serving ReferenceGrants
+// in the versions a test chooses.
+type discoveryStub struct{ *discoverytest.Discovery }
 
 // servedVersions makes a discovery that serves ReferenceGrants in versions.
 func servedVersions(versions ...string) *discoveryStub {
-	d := &discoveryStub{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{}}}
+	d := &discoveryStub{discoverytest.New()}
 	d.serve(versions...)
 	return d
 }
 
 // serve replaces the ReferenceGrant versions the API server serves.
 func (d *discoveryStub) serve(versions ...string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.Resources = nil
+	var served []*metav1.APIResourceList
 	for _, v := range versions {
-		d.Resources = append(d.Resources, &metav1.APIResourceList{
-			GroupVersion: "gateway.networking.k8s.io/" + v,
-			APIResources: []metav1.APIResource{{Name: "referencegrants", Namespaced: true, Kind: "ReferenceGrant"}},
-		})
+		served = append(served, discoverytest.Resources("gateway.networking.k8s.io/"+v, "referencegrants"))
 	}
-}
-
-func (d *discoveryStub) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
-	return d.ServerResourcesForGroupVersionWithContext(context.Background(), gv)
-}
-
-func (d *discoveryStub) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
+	d.Serve(served...)
 }
 
 // changes records OnChange calls.

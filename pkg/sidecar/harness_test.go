@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,9 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
-	fakediscovery "k8s.io/client-go/discovery/fake"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
@@ -29,6 +26,7 @@ import (
 
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 	"github.com/xns-csi/csi-provisioner/pkg/csi/csitest"
+	"github.com/xns-csi/csi-provisioner/pkg/discoverytest"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 )
 
@@ -62,6 +60,7 @@ type envConfig struct {
 	driverOpts     []csitest.Option
 	timeout        time.Duration
 	backoff        time.Duration
+	beforeStart    []func(*env)
 }
 
 type envOption func(*envConfig)
@@ -69,6 +68,12 @@ type envOption func(*envConfig)
 func gateOff() envOption                   { return func(c *envConfig) { c.crossNamespace = false } }
 func grantCRDAbsent() envOption            { return func(c *envConfig) { c.grantAPIServed = false } }
 func csiTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
+
+// beforeStart runs f on the environment before the sidecar starts, e.g. to
+// add reactors to the fake clientsets.
+func beforeStart(f func(*env)) envOption {
+	return func(c *envConfig) { c.beforeStart = append(c.beforeStart, f) }
+}
 
 // retryBackoff replaces the one-hour retry backoff of startEnv.
 func retryBackoff(d time.Duration) envOption { return func(c *envConfig) { c.backoff = d } }
@@ -88,11 +93,14 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	ctx, cancel := context.WithCancel(ctx)
 	e := &env{t: t, ctx: ctx, kube: kubefake.NewClientset(), snaps: snapfake.NewSimpleClientset(),
 		gateway: gatewayfake.NewSimpleClientset(), registry: prometheus.NewRegistry(),
-		grantAPI: newDiscoveryStub()}
+		grantAPI: &discoveryStub{discoverytest.New()}}
 	if cfg.grantAPIServed {
 		e.grantAPI.serve(grantResources)
 	}
 	e.driver = csitest.Start(t, cfg.driverOpts...)
+	for _, f := range cfg.beforeStart {
+		f(e)
+	}
 	e.createClass(className, nil)
 
 	opts := NewOptions()
@@ -119,7 +127,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	libM := libmetrics.New("controller")
 	run, _, err := build(ctx, buildConfig{opts: opts, kube: e.kube, snapshots: e.snaps, gateway: e.gateway,
 		driver: client, identity: identity, metrics: own, provisionMetrics: &libM,
-		snapshotDiscovery: newDiscoveryStub(snapshotResources), gatewayDiscovery: e.grantAPI,
+		snapshotDiscovery: discoverytest.New(snapshotResources), gatewayDiscovery: e.grantAPI,
 		pollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -337,44 +345,16 @@ func (e *env) settle() { time.Sleep(500 * time.Millisecond) }
 // --- discovery -------------------------------------------------------------
 
 var (
-	grantResources    = resourceList("gateway.networking.k8s.io/v1", "referencegrants")
-	snapshotResources = resourceList("snapshot.storage.k8s.io/v1", "volumesnapshots", "volumesnapshotcontents")
+	grantResources    = discoverytest.Resources("gateway.networking.k8s.io/v1", "referencegrants")
+	snapshotResources = discoverytest.Resources("snapshot.storage.k8s.io/v1", "volumesnapshots", "volumesnapshotcontents")
 )
 
-func resourceList(gv string, names ...string) *metav1.APIResourceList {
-	list := &metav1.APIResourceList{GroupVersion: gv}
-	for _, n := range names {
-		list.APIResources = append(list.APIResources, metav1.APIResource{Name: n})
-	}
-	return list
-}
+// discoveryStub is a discovery whose served resources tests change while
+// the sidecar polls it, as when a CRD is installed.
+type discoveryStub struct{ *discoverytest.Discovery }
 
-// discoveryStub is a fake discovery whose served resources can change while
-// the sidecar polls it (client-go's fake reads them without a lock).
-type discoveryStub struct {
-	*fakediscovery.FakeDiscovery
-	mu sync.Mutex
-}
-
-func newDiscoveryStub(served ...*metav1.APIResourceList) *discoveryStub {
-	return &discoveryStub{FakeDiscovery: &fakediscovery.FakeDiscovery{Fake: &clienttesting.Fake{Resources: served}}}
-}
-
-func (d *discoveryStub) serve(served ...*metav1.APIResourceList) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.Resources = served
-}
-
-func (d *discoveryStub) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
-	return d.ServerResourcesForGroupVersionWithContext(context.Background(), gv)
-}
-
-func (d *discoveryStub) ServerResourcesForGroupVersionWithContext(ctx context.Context, gv string) (*metav1.APIResourceList, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.FakeDiscovery.ServerResourcesForGroupVersionWithContext(ctx, gv)
-}
+// serve replaces what the API server serves.
+func (d *discoveryStub) serve(served ...*metav1.APIResourceList) { d.Serve(served...) }
 
 // knownSnapshots makes the CSI driver know the snapshots "ns/name" that the
 // test creates with createSnapshot.

@@ -116,7 +116,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	logsapi.AddFlags(o.Logging, fs)
 }
 
-// Validate checks the options and applies the logging configuration.
+// Validate checks the options. It changes nothing; ApplyLogging does.
 func (o *Options) Validate() error {
 	var errs []error
 	if o.CSIAddress == "" {
@@ -144,8 +144,14 @@ func (o *Options) Validate() error {
 	if o.LeaderElection && o.LeaderElectionRenewDeadline >= o.LeaderElectionLeaseDuration {
 		errs = append(errs, errors.New("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"))
 	}
-	if err := logsapi.ValidateAndApply(o.Logging, o.FeatureGate); err != nil {
+	if err := logsapi.Validate(o.Logging, o.FeatureGate, nil).ToAggregate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// ApplyLogging configures the process-wide logger from -v, --vmodule and
+// --logging-format. Call it once, after Validate.
+func (o *Options) ApplyLogging() error {
+	return logsapi.ValidateAndApply(o.Logging, o.FeatureGate)
 }
