@@ -9,13 +9,45 @@ IMAGE       ?= csi-provisioner:$(VERSION)
 LDFLAGS     := -s -w -X main.version=$(VERSION)
 CACHE       := .cache
 
-.PHONY: help build test test-unit verify vet fmt vendor image clean
+TOOLS       := $(CACHE)/bin
+KUBE_TOOLS  := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager
+SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
+CRDS        := $(CACHE)/crds
+
+.PHONY: help build test test-unit test-e2e tools demo demo-down verify vet fmt vendor image clean
 
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## Build the sidecar into bin/csi-provisioner (static).
+build: ## Build the sidecar into bin/csi-provisioner (static) and the local test driver.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
+
+tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(CRDS)/.done ## Build the local control plane and snapshot controllers (cached in .cache/).
+
+# kube-apiserver, kube-controller-manager and etcd from the Go module proxy,
+# through the wrapper module test/tools/kube (k8s.io/kubernetes has replace
+# directives and cannot be go-installed). The first build takes minutes.
+$(KUBE_TOOLS) &: test/tools/kube/go.mod test/tools/kube/go.sum test/tools/kube/etcd/main.go
+	@echo ">> building kube-apiserver, kube-controller-manager and etcd (first time: several minutes)"
+	cd test/tools/kube && GOFLAGS=-mod=mod $(GO) build -trimpath -o $(abspath $(TOOLS))/ \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./etcd
+	@touch $(KUBE_TOOLS)
+
+$(SNAP_TOOLS) &: test/tools/snapshotter/go.mod test/tools/snapshotter/go.sum
+	@echo ">> building snapshot-controller and csi-snapshotter"
+	cd test/tools/snapshotter && GOFLAGS=-mod=mod $(GO) build -trimpath -o $(abspath $(TOOLS))/ \
+		github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller \
+		github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter
+	@touch $(SNAP_TOOLS)
+
+# The CRDs come from the modules the sidecar is built with.
+$(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
+	@mkdir -p $(CRDS)
+	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json github.com/kubernetes-csi/external-snapshotter/client/v8 | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/snapshot.storage.k8s.io_*.yaml $(CRDS)/
+	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml $(CRDS)/
+	@chmod u+w $(CRDS)/*.yaml
+	@touch $@
 
 test: verify test-unit ## Run every check and test (what CI runs).
 

@@ -14,6 +14,7 @@ import (
 	csimetrics "github.com/kubernetes-csi/csi-lib-utils/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -113,6 +114,12 @@ func runAsLeader(ctx context.Context, opts *Options, config *rest.Config, driver
 		return err
 	}
 	le := leaderelection.NewLeaderElectionWithLeases(leClient, driverName, run)
+	// Hostname alone, csi-lib-utils' default, is not unique when two
+	// replicas share a host (or a pod is restarted quickly): add a suffix.
+	host, _ := os.Hostname()
+	identity := host + "_" + string(uuid.NewUUID())[:8]
+	le.WithIdentity(identity)
+	klog.FromContext(ctx).Info("Running with leader election", "identity", identity, "lease", driverName)
 	if mux != nil {
 		le.PrepareHealthCheck(mux, leaderelection.DefaultHealthCheckTimeout)
 	}

@@ -1,0 +1,206 @@
+// Package cluster runs a real local Kubernetes control plane for the
+// end-to-end tests and the demo: an embedded etcd, kube-apiserver and
+// kube-controller-manager built from Go modules (see test/tools), on
+// loopback, with RBAC on and the CrossNamespaceVolumeDataSource gate enabled
+// so spec.dataSourceRef.namespace is kept and the PV binder leaves such
+// claims to the provisioner. No kubelet: volumes are never mounted, and the
+// tests read data straight from the local CSI driver's state directory.
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// Config says where the binaries are and where the cluster keeps its state.
+type Config struct {
+	// BinDir holds etcd, kube-apiserver and kube-controller-manager.
+	BinDir string
+	// WorkDir receives data, keys, kubeconfigs and logs; it must exist.
+	WorkDir string
+	// ControllerManagerQPS raises kube-controller-manager's client rate
+	// limit, so it is not the bottleneck of a benchmark. 0 keeps 200.
+	ControllerManagerQPS int
+}
+
+// Cluster is a running control plane.
+type Cluster struct {
+	cfg       Config
+	server    string
+	processes []*Process
+}
+
+// Start starts etcd, kube-apiserver and kube-controller-manager and waits
+// until the API server is ready. On error, whatever started is stopped.
+func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
+	if cfg.ControllerManagerQPS == 0 {
+		cfg.ControllerManagerQPS = 200
+	}
+	c = &Cluster{cfg: cfg}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	ports, err := freePorts(3)
+	if err != nil {
+		return nil, err
+	}
+	etcdURL := "http://127.0.0.1:" + strconv.Itoa(ports[0])
+	if err := c.start("etcd", "etcd", "--data-dir", c.path("etcd"), "--listen-client-urls", etcdURL,
+		"--listen-peer-urls", "http://127.0.0.1:"+strconv.Itoa(ports[1])); err != nil {
+		return nil, err
+	}
+	if err := writeServiceAccountKey(c.path("sa.key")); err != nil {
+		return nil, err
+	}
+	if err := writeTokenFile(c.path("tokens.csv"), Admin, Sidecar); err != nil {
+		return nil, err
+	}
+	c.server = "https://127.0.0.1:" + strconv.Itoa(ports[2])
+	if err := c.start("kube-apiserver", "kube-apiserver",
+		"--etcd-servers="+etcdURL,
+		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[2]),
+		"--cert-dir="+c.path("certs"),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--service-account-key-file="+c.path("sa.key"), "--service-account-signing-key-file="+c.path("sa.key"),
+		"--token-auth-file="+c.path("tokens.csv"),
+		"--authorization-mode=RBAC",
+		"--service-cluster-ip-range=10.0.0.0/24",
+		"--feature-gates=CrossNamespaceVolumeDataSource=true",
+		"--disable-admission-plugins=ServiceAccount",
+		"--enable-priority-and-fairness=false",
+		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
+		"--v=1"); err != nil {
+		return nil, err
+	}
+	for _, u := range []User{Admin, Sidecar} {
+		if err := writeKubeconfig(c.Kubeconfig(u), c.server, u); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	qps := strconv.Itoa(cfg.ControllerManagerQPS)
+	if err := c.start("kube-controller-manager", "kube-controller-manager",
+		"--kubeconfig="+c.Kubeconfig(Admin),
+		"--controllers=persistentvolume-binder-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller",
+		"--feature-gates=CrossNamespaceVolumeDataSource=true",
+		"--leader-elect=false", "--secure-port=0",
+		"--pvclaimbinder-sync-period=2s",
+		"--kube-api-qps="+qps, "--kube-api-burst="+strconv.Itoa(2*cfg.ControllerManagerQPS),
+		"--v=1"); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Stop stops everything the cluster started, newest first.
+func (c *Cluster) Stop() {
+	for i := len(c.processes) - 1; i >= 0; i-- {
+		c.processes[i].Stop(10 * time.Second)
+	}
+	c.processes = nil
+}
+
+// Server is the API server's URL.
+func (c *Cluster) Server() string { return c.server }
+
+// Kubeconfig is the path of the kubeconfig of user.
+func (c *Cluster) Kubeconfig(u User) string { return c.path(sanitize(u.Name) + ".kubeconfig") }
+
+// RESTConfig returns a client configuration for user.
+func (c *Cluster) RESTConfig(u User) (*rest.Config, error) {
+	return clientcmd.BuildConfigFromFlags("", c.Kubeconfig(u))
+}
+
+// LogDir is where the processes write their logs.
+func (c *Cluster) LogDir() string { return c.cfg.WorkDir }
+
+// Kubectl runs kubectl as the admin and returns its combined output.
+func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "kubectl", append([]string{"--kubeconfig", c.Kubeconfig(Admin)}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("kubectl %v: %w: %s", args, err, out)
+	}
+	return string(out), nil
+}
+
+func (c *Cluster) start(name, bin string, args ...string) error {
+	p, err := StartProcess(name, filepath.Join(c.cfg.BinDir, bin), args, c.cfg.WorkDir)
+	if err != nil {
+		return err
+	}
+	c.processes = append(c.processes, p)
+	return nil
+}
+
+func (c *Cluster) path(name string) string { return filepath.Join(c.cfg.WorkDir, name) }
+
+// waitReady polls /readyz until the API server answers ok.
+func (c *Cluster) waitReady(ctx context.Context) error {
+	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // local test server with a self-signed cert
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		for _, p := range c.processes {
+			if exited, err := p.Exited(); exited {
+				return fmt.Errorf("%s exited (%v); see %s", p.Name, err, p.LogPath())
+			}
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.server+"/readyz", nil)
+		req.Header.Set("Authorization", "Bearer "+Admin.Token)
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("kube-apiserver not ready after 2m; see %s", c.path("kube-apiserver.log"))
+}
+
+// freePorts returns n free TCP ports on loopback.
+func freePorts(n int) ([]int, error) {
+	var ports []int
+	var listeners []net.Listener
+	defer func() {
+		for _, l := range listeners {
+			l.Close()
+		}
+	}()
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		listeners = append(listeners, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+// FreePort returns one free TCP port on loopback.
+func FreePort() (int, error) {
+	p, err := freePorts(1)
+	if err != nil {
+		return 0, err
+	}
+	return p[0], nil
+}

@@ -1,0 +1,80 @@
+package cluster
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+// Process is a child process the cluster started; it is stopped by PID.
+type Process struct {
+	Name string
+	cmd  *exec.Cmd
+	done chan struct{}
+	err  error
+	log  *os.File
+}
+
+// StartProcess runs bin with args, logging to <logDir>/<name>.log.
+func StartProcess(name, bin string, args []string, logDir string, env ...string) (*Process, error) {
+	logFile, err := os.Create(filepath.Join(logDir, name+".log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.Env = append(os.Environ(), env...)
+	// Its own process group, so stopping it also stops anything it forked,
+	// and a Ctrl-C in the terminal reaches only the test driver.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		logFile.Close()
+		return nil, fmt.Errorf("starting %s: %w", name, err)
+	}
+	p := &Process{Name: name, cmd: cmd, done: make(chan struct{}), log: logFile}
+	go func() {
+		p.err = cmd.Wait()
+		logFile.Close()
+		close(p.done)
+	}()
+	return p, nil
+}
+
+// PID is the process ID.
+func (p *Process) PID() int { return p.cmd.Process.Pid }
+
+// Exited reports whether the process has ended, and how.
+func (p *Process) Exited() (bool, error) {
+	select {
+	case <-p.done:
+		return true, p.err
+	default:
+		return false, nil
+	}
+}
+
+// Stop sends SIGTERM to the process group, then SIGKILL after grace.
+func (p *Process) Stop(grace time.Duration) {
+	if p == nil {
+		return
+	}
+	_ = syscall.Kill(-p.PID(), syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(grace):
+		_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
+		<-p.done
+	}
+}
+
+// Kill stops the process at once, as a crash would.
+func (p *Process) Kill() {
+	_ = syscall.Kill(-p.PID(), syscall.SIGKILL)
+	<-p.done
+}
+
+// LogPath is where the process writes its output.
+func (p *Process) LogPath() string { return p.log.Name() }

@@ -1,0 +1,100 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+const protectionFinalizer = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection"
+
+// testSnapshotDeletedWhileProvisioning: the source snapshot is deleted while
+// a slow driver restores it across namespaces. The deletion waits for the
+// provisioner's finalizer, the claim binds with the data, the finalizer goes
+// and the snapshot with it, and the driver holds no volume nobody owns.
+func testSnapshotDeletedWhileProvisioning(t *testing.T) {
+	ctx := ctxFor(t)
+	slow, err := world.startStack(ctx, "slow.csi.example.com", []string{"--restore-delay=8s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := world.startSidecar(ctx, slow, "slow", "--timeout=30s"); err != nil {
+		t.Fatal(err)
+	}
+	class := storageClass(t, "slow", slow.name)
+	prod, test := namespace(t, "prod"), namespace(t, "test")
+	sourceWithSnapshot(t, slow, prod, class, "snap", "slow data")
+	grant(t, prod, "allow", test, "snap")
+	createPVC(t, test, "restore", class, restoring(prod, "snap"))
+
+	waitFor(t, "the provisioner's finalizer on the snapshot", func(ctx context.Context) bool {
+		s, err := world.snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
+		return err == nil && slices.Contains(s.Finalizers, protectionFinalizer)
+	})
+	if err := world.snaps.SnapshotV1().VolumeSnapshots(prod).Delete(ctx, "snap", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := world.snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
+	if err != nil || s.DeletionTimestamp == nil {
+		t.Fatalf("the snapshot should wait for provisioning in deletion, got %v (err %v)", s, err)
+	}
+
+	pv := waitBound(t, test, "restore")
+	if got := readData(t, slow, pv); got != "slow data" {
+		t.Errorf("restored data = %q", got)
+	}
+	waitFor(t, "the snapshot to be deleted once provisioning is done", func(ctx context.Context) bool {
+		_, err := world.snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	volumes, err := filepath.Glob(filepath.Join(slow.state, "volumes", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(volumes) != 2 {
+		t.Errorf("the driver holds %d volumes, want 2 (the source and the restore): %v", len(volumes), volumes)
+	}
+}
+
+// testSameNamespaceSources: restore and clone within a namespace work as in
+// the upstream provisioner, and a populator's kind is left alone.
+func testSameNamespaceSources(t *testing.T) {
+	class := storageClass(t, "same", localDriver)
+	ns := namespace(t, "apps")
+	sourceWithSnapshot(t, world.local, ns, class, "snap", "snapshot data")
+
+	createPVC(t, ns, "restored", class, restoring("", "snap"))
+	if got := readData(t, world.local, waitBound(t, ns, "restored")); got != "snapshot data" {
+		t.Errorf("restored data = %q", got)
+	}
+
+	origin := waitBound(t, ns, "snap-source")
+	writeData(t, world.local, origin, "live data")
+	createPVC(t, ns, "clone", class, cloning("snap-source"))
+	if got := readData(t, world.local, waitBound(t, ns, "clone")); got != "live data" {
+		t.Errorf("cloned data = %q", got)
+	}
+
+	createPVC(t, ns, "populated", class, populatedBy("hello.example.com", "Hello", "h1"))
+	waitEvent(t, ns, "populated", "WaitingForPopulator", "Hello.hello.example.com")
+	time.Sleep(2 * time.Second)
+	staysPending(t, ns, "populated")
+}
+
+func waitFor(t *testing.T, what string, cond func(context.Context) bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(ctxFor(t), 100*time.Millisecond, eventually, true, func(ctx context.Context) (bool, error) {
+		return cond(ctx), nil
+	})
+	if err != nil {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
