@@ -1,6 +1,7 @@
 # The entry point for everything a contributor does. `make help` lists it.
 
 GO          ?= go
+SHELL       := /bin/bash
 export GOTOOLCHAIN := local
 export GOFLAGS     := -mod=vendor
 BIN         := bin
@@ -17,7 +18,7 @@ CRDS        := $(CACHE)/crds
 .PHONY: help build test test-unit test-e2e tools demo demo-down verify vet fmt vendor image clean
 
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## Build the sidecar into bin/csi-provisioner (static) and the local test driver.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
@@ -49,10 +50,20 @@ $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 	@chmod u+w $(CRDS)/*.yaml
 	@touch $@
 
-test: verify test-unit ## Run every check and test (what CI runs).
+test: verify test-unit test-e2e ## Run every check and test (what CI runs).
 
 test-unit: ## Unit and component tests, with the race detector.
 	$(GO) test -race -count=1 ./...
+
+test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1).
+	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/ $(if $(E2E_RUN),-run '$(E2E_RUN)') 2>&1 | tee $(CACHE)/e2e.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|e2e:)|_test.go:'; exit $${PIPESTATUS[0]}
+
+demo: build tools ## Play KEP-3294 Story 1 on a local cluster (KEEP=1 keeps it running).
+	$(GO) run ./test/demo $(if $(KEEP),-keep)
+
+demo-down: ## Stop a demo cluster left behind (e.g. after kill -9).
+	-pkill -f '$(abspath $(CACHE))/demo' || true
+	rm -rf $(CACHE)/demo
 
 verify: fmt vet ## gofmt and go vet.
 

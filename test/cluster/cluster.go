@@ -95,7 +95,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	qps := strconv.Itoa(cfg.ControllerManagerQPS)
 	if err := c.start("kube-controller-manager", "kube-controller-manager",
 		"--kubeconfig="+c.Kubeconfig(Admin),
-		"--controllers=persistentvolume-binder-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller",
+		"--controllers=persistentvolume-binder-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,namespace-controller,garbage-collector-controller",
 		"--feature-gates=CrossNamespaceVolumeDataSource=true",
 		"--leader-elect=false", "--secure-port=0",
 		"--pvclaimbinder-sync-period=2s",

@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
 	"strings"
 	"testing"
 	"time"
@@ -16,12 +17,12 @@ import (
 // event naming what is missing, and once the CRD and a grant exist the
 // claim binds without restarting the sidecar.
 func testGrantCRDInstalledLater(t *testing.T) {
-	if _, err := world.kube.Discovery().ServerResourcesForGroupVersion("gateway.networking.k8s.io/v1"); err == nil {
+	if _, err := world.Kube.Discovery().ServerResourcesForGroupVersion("gateway.networking.k8s.io/v1"); err == nil {
 		t.Skip("the ReferenceGrant CRD is already installed: this case must run first")
 	}
-	class := storageClass(t, "crd-later", localDriver)
+	class := storageClass(t, "crd-later", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
-	sourceWithSnapshot(t, world.local, prod, class, "backup", "prod data")
+	sourceWithSnapshot(t, world.Local, prod, class, "backup", "prod data")
 
 	createPVC(t, prod, "same-ns", class, restoring("", "backup"))
 	waitBound(t, prod, "same-ns")
@@ -32,7 +33,7 @@ func testGrantCRDInstalledLater(t *testing.T) {
 
 	grant(t, prod, "allow-test", test, "backup") // installs the CRD first
 	pv := waitBound(t, test, "cross")
-	if got := readData(t, world.local, pv); got != "prod data" {
+	if got := readData(t, world.Local, pv); got != "prod data" {
 		t.Errorf("restored data = %q, want %q", got, "prod data")
 	}
 }
@@ -40,14 +41,14 @@ func testGrantCRDInstalledLater(t *testing.T) {
 // testKEPTestPlan: the four e2e cases of KEP-3294's test plan, with the data
 // of the source volume checked in the restored one.
 func testKEPTestPlan(t *testing.T) {
-	class := storageClass(t, "kep", localDriver)
+	class := storageClass(t, "kep", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
-	sourceWithSnapshot(t, world.local, prod, class, "snap", "kep data")
+	sourceWithSnapshot(t, world.Local, prod, class, "snap", "kep data")
 
 	t.Run("cross-namespace with a grant is provisioned", func(t *testing.T) {
 		grant(t, prod, "allow", test, "snap")
 		createPVC(t, test, "allowed", class, restoring(prod, "snap"))
-		if got := readData(t, world.local, waitBound(t, test, "allowed")); got != "kep data" {
+		if got := readData(t, world.Local, waitBound(t, test, "allowed")); got != "kep data" {
 			t.Errorf("restored data = %q", got)
 		}
 	})
@@ -59,7 +60,7 @@ func testKEPTestPlan(t *testing.T) {
 	})
 	t.Run("same namespace with an empty namespace needs no grant", func(t *testing.T) {
 		createPVC(t, prod, "same", class, restoring("", "snap"))
-		if got := readData(t, world.local, waitBound(t, prod, "same")); got != "kep data" {
+		if got := readData(t, world.Local, waitBound(t, prod, "same")); got != "kep data" {
 			t.Errorf("restored data = %q", got)
 		}
 	})
@@ -73,13 +74,13 @@ func testKEPTestPlan(t *testing.T) {
 // testStory1 plays KEP-3294's Story 1 literally: Alice's grant bar in prod,
 // Bob's claim foo-testing in test restoring foo-backup.
 func testStory1(t *testing.T) {
-	class := storageClass(t, "story1", localDriver)
+	class := storageClass(t, "story1", localenv.LocalDriver)
 	prod, test := exactNamespace(t, "prod"), exactNamespace(t, "test")
-	sourceWithSnapshot(t, world.local, prod, class, "foo-backup", "production data")
+	sourceWithSnapshot(t, world.Local, prod, class, "foo-backup", "production data")
 	grant(t, prod, "bar", test, "foo-backup")
 	createPVC(t, test, "foo-testing", class, restoring(prod, "foo-backup"))
 	pv := waitBound(t, test, "foo-testing")
-	if got := readData(t, world.local, pv); got != "production data" {
+	if got := readData(t, world.Local, pv); got != "production data" {
 		t.Errorf("foo-testing holds %q, want the data of prod's volume", got)
 	}
 }
@@ -87,9 +88,9 @@ func testStory1(t *testing.T) {
 // testGrantCreatedAfterClaim measures how long after its grant a waiting
 // claim binds; the bound is generous, the figure goes to the log.
 func testGrantCreatedAfterClaim(t *testing.T) {
-	class := storageClass(t, "late", localDriver)
+	class := storageClass(t, "late", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
-	sourceWithSnapshot(t, world.local, prod, class, "snap", "late data")
+	sourceWithSnapshot(t, world.Local, prod, class, "snap", "late data")
 	createPVC(t, test, "waiting", class, restoring(prod, "snap"))
 	waitEvent(t, test, "waiting", "ProvisioningFailed", "no ReferenceGrant")
 	// Let the claim's retry backoff grow, so a quick bind proves the
@@ -109,9 +110,9 @@ func testGrantCreatedAfterClaim(t *testing.T) {
 // testGrantRevoked: a grant revoked before provisioning refuses the claim;
 // a grant deleted after binding leaves the volume alone.
 func testGrantRevoked(t *testing.T) {
-	class := storageClass(t, "revoke", localDriver)
+	class := storageClass(t, "revoke", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
-	sourceWithSnapshot(t, world.local, prod, class, "snap", "data")
+	sourceWithSnapshot(t, world.Local, prod, class, "snap", "data")
 
 	grant(t, prod, "kept", test, "snap")
 	createPVC(t, test, "bound", class, restoring(prod, "snap"))
@@ -123,10 +124,10 @@ func testGrantRevoked(t *testing.T) {
 	staysPending(t, test, "after-revoke")
 
 	time.Sleep(3 * time.Second)
-	if _, err := world.kube.CoreV1().PersistentVolumes().Get(context.Background(), pv.Name, metav1.GetOptions{}); err != nil {
+	if _, err := world.Kube.CoreV1().PersistentVolumes().Get(context.Background(), pv.Name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("the PV of the bound claim is gone after the grant was deleted: %v", err)
 	}
-	if got := readData(t, world.local, pv); !strings.Contains(got, "data") {
+	if got := readData(t, world.Local, pv); !strings.Contains(got, "data") {
 		t.Errorf("the bound volume's data changed: %q", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -17,10 +18,10 @@ import (
 
 // testMetrics: the KEP's cross_namespace_* counters count by storage class.
 func testMetrics(t *testing.T) {
-	sc := world.local.sidecars[0]
-	cross, local := storageClass(t, "metrics-cross", localDriver), storageClass(t, "metrics-local", localDriver)
+	sc := world.Local.Sidecars[0]
+	cross, local := storageClass(t, "metrics-cross", localenv.LocalDriver), storageClass(t, "metrics-local", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
-	sourceWithSnapshot(t, world.local, prod, cross, "snap", "m")
+	sourceWithSnapshot(t, world.Local, prod, cross, "snap", "m")
 
 	createPVC(t, test, "refused-first", cross, restoring(prod, "snap"))
 	waitEvent(t, test, "refused-first", "ProvisioningFailed", "no ReferenceGrant")
@@ -47,21 +48,21 @@ func testMetrics(t *testing.T) {
 // no duplicate volume.
 func testLeaderElection(t *testing.T) {
 	ctx := ctxFor(t)
-	ha, err := world.startStack(ctx, "ha.csi.example.com", nil)
+	ha, err := world.StartStack(ctx, "ha.csi.example.com", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	leArgs := []string{"--leader-election", "--leader-election-namespace=default",
 		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=1s"}
-	a, err := world.startSidecar(ctx, ha, "a", leArgs...)
+	a, err := world.StartSidecar(ctx, ha, "a", leArgs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := world.startSidecar(ctx, ha, "b", leArgs...)
+	b, err := world.StartSidecar(ctx, ha, "b", leArgs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	class := storageClass(t, "ha", ha.name)
+	class := storageClass(t, "ha", ha.Name)
 	ns := namespace(t, "ha")
 	const claims = 20
 	for i := range claims {
@@ -85,7 +86,7 @@ func testLeaderElection(t *testing.T) {
 	if provisioned(t, standby) == 0 {
 		t.Error("the standby never provisioned after the leader died")
 	}
-	volumes, err := filepath.Glob(filepath.Join(ha.state, "volumes", "*.json"))
+	volumes, err := filepath.Glob(filepath.Join(ha.State, "volumes", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func testLeaderElection(t *testing.T) {
 }
 
 func bound(ctx context.Context, ns string) int {
-	list, err := world.kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
+	list, err := world.Kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return 0
 	}
@@ -110,12 +111,12 @@ func bound(ctx context.Context, ns string) int {
 
 // provisioned sums controller_persistentvolumeclaim_provision_total of a
 // sidecar (0 if it cannot be scraped, e.g. because it was killed).
-func provisioned(t *testing.T, sc *sidecar) float64 {
+func provisioned(t *testing.T, sc *localenv.Sidecar) float64 {
 	t.Helper()
 	if exited, _ := sc.Exited(); exited {
 		return 0
 	}
-	resp, err := http.Get("http://" + sc.httpAddr + "/metrics") //nolint:noctx // local test endpoint
+	resp, err := http.Get("http://" + sc.HTTPAddr + "/metrics") //nolint:noctx // local test endpoint
 	if err != nil {
 		return 0
 	}

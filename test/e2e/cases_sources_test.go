@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -22,27 +23,27 @@ const protectionFinalizer = "provisioner.storage.kubernetes.io/volumesnapshot-as
 // and the snapshot with it, and the driver holds no volume nobody owns.
 func testSnapshotDeletedWhileProvisioning(t *testing.T) {
 	ctx := ctxFor(t)
-	slow, err := world.startStack(ctx, "slow.csi.example.com", []string{"--restore-delay=8s"})
+	slow, err := world.StartStack(ctx, "slow.csi.example.com", []string{"--restore-delay=8s"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := world.startSidecar(ctx, slow, "slow", "--timeout=30s"); err != nil {
+	if _, err := world.StartSidecar(ctx, slow, "slow", "--timeout=30s"); err != nil {
 		t.Fatal(err)
 	}
-	class := storageClass(t, "slow", slow.name)
+	class := storageClass(t, "slow", slow.Name)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
 	sourceWithSnapshot(t, slow, prod, class, "snap", "slow data")
 	grant(t, prod, "allow", test, "snap")
 	createPVC(t, test, "restore", class, restoring(prod, "snap"))
 
 	waitFor(t, "the provisioner's finalizer on the snapshot", func(ctx context.Context) bool {
-		s, err := world.snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
+		s, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
 		return err == nil && slices.Contains(s.Finalizers, protectionFinalizer)
 	})
-	if err := world.snaps.SnapshotV1().VolumeSnapshots(prod).Delete(ctx, "snap", metav1.DeleteOptions{}); err != nil {
+	if err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Delete(ctx, "snap", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := world.snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
+	s, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
 	if err != nil || s.DeletionTimestamp == nil {
 		t.Fatalf("the snapshot should wait for provisioning in deletion, got %v (err %v)", s, err)
 	}
@@ -52,10 +53,10 @@ func testSnapshotDeletedWhileProvisioning(t *testing.T) {
 		t.Errorf("restored data = %q", got)
 	}
 	waitFor(t, "the snapshot to be deleted once provisioning is done", func(ctx context.Context) bool {
-		_, err := world.snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
+		_, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
-	volumes, err := filepath.Glob(filepath.Join(slow.state, "volumes", "*.json"))
+	volumes, err := filepath.Glob(filepath.Join(slow.State, "volumes", "*.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,19 +68,19 @@ func testSnapshotDeletedWhileProvisioning(t *testing.T) {
 // testSameNamespaceSources: restore and clone within a namespace work as in
 // the upstream provisioner, and a populator's kind is left alone.
 func testSameNamespaceSources(t *testing.T) {
-	class := storageClass(t, "same", localDriver)
+	class := storageClass(t, "same", localenv.LocalDriver)
 	ns := namespace(t, "apps")
-	sourceWithSnapshot(t, world.local, ns, class, "snap", "snapshot data")
+	sourceWithSnapshot(t, world.Local, ns, class, "snap", "snapshot data")
 
 	createPVC(t, ns, "restored", class, restoring("", "snap"))
-	if got := readData(t, world.local, waitBound(t, ns, "restored")); got != "snapshot data" {
+	if got := readData(t, world.Local, waitBound(t, ns, "restored")); got != "snapshot data" {
 		t.Errorf("restored data = %q", got)
 	}
 
 	origin := waitBound(t, ns, "snap-source")
-	writeData(t, world.local, origin, "live data")
+	writeData(t, world.Local, origin, "live data")
 	createPVC(t, ns, "clone", class, cloning("snap-source"))
-	if got := readData(t, world.local, waitBound(t, ns, "clone")); got != "live data" {
+	if got := readData(t, world.Local, waitBound(t, ns, "clone")); got != "live data" {
 		t.Errorf("cloned data = %q", got)
 	}
 

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -49,10 +50,10 @@ func exactNamespace(t *testing.T, name string) string {
 	t.Helper()
 	ctx := context.Background()
 	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := world.kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	if _, err := world.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = world.kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() { _ = world.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}) })
 	return name
 }
 
@@ -62,11 +63,11 @@ func storageClass(t *testing.T, prefix, driver string) string {
 	t.Helper()
 	name := fmt.Sprintf("%s-%04d", prefix, rand.IntN(10000))
 	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: driver}
-	if _, err := world.kube.StorageV1().StorageClasses().Create(context.Background(), class, metav1.CreateOptions{}); err != nil {
+	if _, err := world.Kube.StorageV1().StorageClasses().Create(context.Background(), class, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = world.kube.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = world.Kube.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
 	})
 	return name
 }
@@ -76,7 +77,7 @@ func snapshotClass(t *testing.T, driver string) string {
 	t.Helper()
 	name := driver + "-snapclass"
 	class := &snapv1.VolumeSnapshotClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Driver: driver, DeletionPolicy: snapv1.VolumeSnapshotContentDelete}
-	_, err := world.snaps.SnapshotV1().VolumeSnapshotClasses().Create(context.Background(), class, metav1.CreateOptions{})
+	_, err := world.Snaps.SnapshotV1().VolumeSnapshotClasses().Create(context.Background(), class, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func createPVC(t *testing.T, namespace, name, class string, opts ...pvcOption) *
 	for _, o := range opts {
 		o(claim)
 	}
-	created, err := world.kube.CoreV1().PersistentVolumeClaims(namespace).Create(context.Background(), claim, metav1.CreateOptions{})
+	created, err := world.Kube.CoreV1().PersistentVolumeClaims(namespace).Create(context.Background(), claim, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,11 +136,11 @@ func waitBound(t *testing.T, namespace, name string) *v1.PersistentVolume {
 	ctx := ctxFor(t)
 	var pv *v1.PersistentVolume
 	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, eventually, true, func(ctx context.Context) (bool, error) {
-		claim, err := world.kube.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
+		claim, err := world.Kube.CoreV1().PersistentVolumeClaims(namespace).Get(ctx, name, metav1.GetOptions{})
 		if err != nil || claim.Status.Phase != v1.ClaimBound {
 			return false, nil
 		}
-		pv, err = world.kube.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+		pv, err = world.Kube.CoreV1().PersistentVolumes().Get(ctx, claim.Spec.VolumeName, metav1.GetOptions{})
 		return err == nil, nil
 	})
 	if err != nil {
@@ -151,7 +152,7 @@ func waitBound(t *testing.T, namespace, name string) *v1.PersistentVolume {
 // staysPending asserts the claim is still pending and has no volume.
 func staysPending(t *testing.T, namespace, name string) {
 	t.Helper()
-	claim, err := world.kube.CoreV1().PersistentVolumeClaims(namespace).Get(context.Background(), name, metav1.GetOptions{})
+	claim, err := world.Kube.CoreV1().PersistentVolumeClaims(namespace).Get(context.Background(), name, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func waitEvent(t *testing.T, namespace, name, reason, part string) string {
 	t.Helper()
 	var msg string
 	err := wait.PollUntilContextTimeout(ctxFor(t), 200*time.Millisecond, eventually, true, func(ctx context.Context) (bool, error) {
-		events, err := world.kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+		events, err := world.Kube.CoreV1().Events(namespace).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 		if err != nil {
 			return false, nil
 		}
@@ -185,7 +186,7 @@ func waitEvent(t *testing.T, namespace, name, reason, part string) string {
 }
 
 func describeEvents(namespace, name string) string {
-	events, err := world.kube.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	events, err := world.Kube.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 	if err != nil {
 		return err.Error()
 	}
@@ -197,18 +198,18 @@ func describeEvents(namespace, name string) string {
 }
 
 // volumeDir is where the local driver keeps the data of a PV.
-func volumeDir(s *stack, pv *v1.PersistentVolume) string {
-	return filepath.Join(s.state, "volumes", pv.Spec.CSI.VolumeHandle)
+func volumeDir(s *localenv.Stack, pv *v1.PersistentVolume) string {
+	return s.VolumeDir(pv.Spec.CSI.VolumeHandle)
 }
 
-func writeData(t *testing.T, s *stack, pv *v1.PersistentVolume, content string) {
+func writeData(t *testing.T, s *localenv.Stack, pv *v1.PersistentVolume, content string) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(volumeDir(s, pv), "data.txt"), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func readData(t *testing.T, s *stack, pv *v1.PersistentVolume) string {
+func readData(t *testing.T, s *localenv.Stack, pv *v1.PersistentVolume) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(volumeDir(s, pv), "data.txt"))
 	if err != nil {
@@ -219,7 +220,7 @@ func readData(t *testing.T, s *stack, pv *v1.PersistentVolume) string {
 
 // sourceWithSnapshot creates a PVC with content in namespace and a ready
 // VolumeSnapshot of it; it returns the snapshot's name.
-func sourceWithSnapshot(t *testing.T, s *stack, namespace, class, snapshot, content string) {
+func sourceWithSnapshot(t *testing.T, s *localenv.Stack, namespace, class, snapshot, content string) {
 	t.Helper()
 	createPVC(t, namespace, snapshot+"-source", class)
 	pv := waitBound(t, namespace, snapshot+"-source")
@@ -228,19 +229,19 @@ func sourceWithSnapshot(t *testing.T, s *stack, namespace, class, snapshot, cont
 }
 
 // takeSnapshot creates a VolumeSnapshot of a claim and waits until ready.
-func takeSnapshot(t *testing.T, s *stack, namespace, name, claim string) {
+func takeSnapshot(t *testing.T, s *localenv.Stack, namespace, name, claim string) {
 	t.Helper()
-	class := snapshotClass(t, s.name)
+	class := snapshotClass(t, s.Name)
 	snap := &snapv1.VolumeSnapshot{
 		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace},
 		Spec: snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: &claim},
 			VolumeSnapshotClassName: &class},
 	}
-	if _, err := world.snaps.SnapshotV1().VolumeSnapshots(namespace).Create(context.Background(), snap, metav1.CreateOptions{}); err != nil {
+	if _, err := world.Snaps.SnapshotV1().VolumeSnapshots(namespace).Create(context.Background(), snap, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	err := wait.PollUntilContextTimeout(ctxFor(t), 200*time.Millisecond, eventually, true, func(ctx context.Context) (bool, error) {
-		s, err := world.snaps.SnapshotV1().VolumeSnapshots(namespace).Get(ctx, name, metav1.GetOptions{})
+		s, err := world.Snaps.SnapshotV1().VolumeSnapshots(namespace).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && s.Status != nil && s.Status.ReadyToUse != nil && *s.Status.ReadyToUse, nil
 	})
 	if err != nil {
@@ -265,14 +266,14 @@ func grant(t *testing.T, namespace, name, fromNamespace, snapshot string) {
 			To:   []gatewayv1.ReferenceGrantTo{to},
 		},
 	}
-	if _, err := world.gateway.GatewayV1().ReferenceGrants(namespace).Create(context.Background(), g, metav1.CreateOptions{}); err != nil {
+	if _, err := world.Gateway.GatewayV1().ReferenceGrants(namespace).Create(context.Background(), g, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func revoke(t *testing.T, namespace, name string) {
 	t.Helper()
-	if err := world.gateway.GatewayV1().ReferenceGrants(namespace).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
+	if err := world.Gateway.GatewayV1().ReferenceGrants(namespace).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -280,16 +281,16 @@ func revoke(t *testing.T, namespace, name string) {
 // ensureGrantCRD installs the ReferenceGrant CRD if it is not there yet.
 func ensureGrantCRD(t *testing.T) {
 	t.Helper()
-	if err := world.installCRDs(ctxFor(t), "gateway.networking.k8s.io_referencegrants.yaml"); err != nil {
+	if err := world.InstallCRDs(ctxFor(t), "gateway.networking.k8s.io_referencegrants.yaml"); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // metric scrapes a counter with the given storage_class label from a
 // sidecar; 0 when absent.
-func metric(t *testing.T, sc *sidecar, name, class string) float64 {
+func metric(t *testing.T, sc *localenv.Sidecar, name, class string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + sc.httpAddr + "/metrics") //nolint:noctx // local test endpoint
+	resp, err := http.Get("http://" + sc.HTTPAddr + "/metrics") //nolint:noctx // local test endpoint
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,15 +9,15 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 )
 
 // world is the environment every case shares: one control plane, the local
 // driver with its csi-snapshotter, and one sidecar with the gate on.
-var world *env
+var world *localenv.Env
 
 func TestMain(m *testing.M) {
 	code, err := run(m)
@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 func run(m *testing.M) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	root, err := repoRoot()
+	root, err := localenv.RepoRoot()
 	if err != nil {
 		return 0, err
 	}
@@ -46,27 +46,12 @@ func run(m *testing.M) (int, error) {
 		}
 	}()
 	fmt.Fprintln(os.Stderr, "e2e: state and logs in", work)
-	world, err = newEnv(ctx, root, work)
+	world, err = localenv.Start(ctx, localenv.Config{Root: root, Work: work})
 	if world != nil {
-		defer world.stop()
+		defer world.Stop()
 	}
 	if err != nil {
 		return 0, err
 	}
 	return m.Run(), nil
-}
-
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for d := dir; d != "/"; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			if _, err := os.Stat(filepath.Join(d, "cmd", "csi-provisioner")); err == nil {
-				return d, nil
-			}
-		}
-	}
-	return "", fmt.Errorf("repository root not found from %s", dir)
 }

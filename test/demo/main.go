@@ -1,0 +1,262 @@
+// Command demo plays KEP-3294's Story 1 on a real local control plane with
+// the local CSI driver and the csi-provisioner sidecar: Alice's snapshot in
+// prod, Bob's claim in test waiting for a ReferenceGrant, Alice's grant, the
+// claim bound and the data restored. Run it with `make demo`.
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/xns-csi/csi-provisioner/test/cluster"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
+)
+
+const driverName = "csi.example.com" // the driver of deploy/storageclass.yaml
+
+func main() {
+	keep := flag.Bool("keep", false, "keep the cluster running after the story, until Ctrl-C")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *keep); err != nil {
+		fmt.Fprintln(os.Stderr, "demo failed:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, keep bool) error {
+	root, err := localenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	work := filepath.Join(root, ".cache", "demo")
+	_ = os.RemoveAll(work)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	s := &story{ctx: ctx, root: root, start: time.Now()}
+	s.title("KEP-3294 Story 1: provisioning a volume from a snapshot in another namespace")
+	s.step("Starting a local cluster (logs in %s)", work)
+	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, DriverName: driverName,
+		Progress: func(what string) { s.say("  starting %s", what) }})
+	if env != nil {
+		defer func() {
+			s.step("Stopping everything the demo started")
+			env.Stop()
+		}()
+	}
+	if err != nil {
+		return err
+	}
+	s.env = env
+	if err := s.play(); err != nil {
+		return err
+	}
+	if keep {
+		s.title("The cluster keeps running. Try your own YAML:")
+		fmt.Printf("  export KUBECONFIG=%s\n  kubectl get pvc -A\n  kubectl describe pvc -n test foo-testing\n", env.Cluster.Kubeconfig(cluster.Admin))
+		fmt.Println("Press Ctrl-C to stop it.")
+		<-ctx.Done()
+	} else {
+		fmt.Println("\nTo keep the cluster running and try your own YAML: make demo KEEP=1")
+	}
+	return nil
+}
+
+// story prints the steps and runs them.
+type story struct {
+	ctx   context.Context
+	root  string
+	env   *localenv.Env
+	start time.Time
+	n     int
+}
+
+func (s *story) play() error {
+	story1 := filepath.Join(s.root, "deploy", "examples", "story1")
+	s.step("Namespaces prod (Alice) and test (Bob), and StorageClass csi-example")
+	if err := s.apply(filepath.Join(story1, "namespaces.yaml"), filepath.Join(s.root, "deploy", "storageclass.yaml")); err != nil {
+		return err
+	}
+
+	s.step("Alice's PVC prod/foo, with data written into its volume")
+	if err := s.sourceVolume("hello from prod, " + time.Now().Format(time.RFC1123)); err != nil {
+		return err
+	}
+
+	s.step("Alice takes VolumeSnapshot prod/foo-backup (%s)", rel(s.root, filepath.Join(story1, "source.yaml")))
+	if err := s.apply(filepath.Join(story1, "source.yaml")); err != nil {
+		return err
+	}
+	if err := s.waitFor("snapshot ready", func(ctx context.Context) bool {
+		snap, err := s.env.Snaps.SnapshotV1().VolumeSnapshots("prod").Get(ctx, "foo-backup", metav1.GetOptions{})
+		return err == nil && snap.Status != nil && snap.Status.ReadyToUse != nil && *snap.Status.ReadyToUse
+	}); err != nil {
+		return err
+	}
+	s.say("  prod/foo-backup is ready to use")
+
+	s.step("The ReferenceGrant CRD (gateway-api %s)", "config/crd/standard")
+	if err := s.env.InstallCRDs(s.ctx, "gateway.networking.k8s.io_referencegrants.yaml"); err != nil {
+		return err
+	}
+
+	s.step("Bob's PVC test/foo-testing restores prod/foo-backup (%s)", rel(s.root, filepath.Join(story1, "pvc.yaml")))
+	if err := s.apply(filepath.Join(story1, "pvc.yaml")); err != nil {
+		return err
+	}
+	if err := s.waitFor("the sidecar's event", func(ctx context.Context) bool {
+		return s.event("test", "foo-testing", "no ReferenceGrant") != ""
+	}); err != nil {
+		return err
+	}
+	s.say("  status: %s", s.phase("test", "foo-testing"))
+	s.say("  event:  %s", s.event("test", "foo-testing", "no ReferenceGrant"))
+
+	s.step("Alice grants it: ReferenceGrant prod/bar (%s)", rel(s.root, filepath.Join(story1, "referencegrant.yaml")))
+	granted := time.Now()
+	if err := s.apply(filepath.Join(story1, "referencegrant.yaml")); err != nil {
+		return err
+	}
+	if err := s.waitFor("test/foo-testing to bind", func(ctx context.Context) bool {
+		return s.phase("test", "foo-testing") == v1.ClaimBound
+	}); err != nil {
+		return err
+	}
+	s.say("  test/foo-testing is Bound %.1fs after the grant", time.Since(granted).Seconds())
+
+	claim, err := s.env.Kube.CoreV1().PersistentVolumeClaims("test").Get(s.ctx, "foo-testing", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pv, err := s.env.Kube.CoreV1().PersistentVolumes().Get(s.ctx, claim.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	data, err := os.ReadFile(filepath.Join(s.env.Local.VolumeDir(pv.Spec.CSI.VolumeHandle), "data.txt"))
+	if err != nil {
+		return err
+	}
+	s.say("  its volume %s contains: %q", pv.Spec.CSI.VolumeHandle, strings.TrimSpace(string(data)))
+
+	s.step("The sidecar's cross_namespace_* metrics")
+	return s.metrics()
+}
+
+func (s *story) sourceVolume(content string) error {
+	class := "csi-example"
+	claim := &v1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "foo", Namespace: "prod"},
+		Spec: v1.PersistentVolumeClaimSpec{StorageClassName: &class,
+			AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+			Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("10Mi")}}},
+	}
+	if _, err := s.env.Kube.CoreV1().PersistentVolumeClaims("prod").Create(s.ctx, claim, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if err := s.waitFor("prod/foo to bind", func(context.Context) bool { return s.phase("prod", "foo") == v1.ClaimBound }); err != nil {
+		return err
+	}
+	bound, err := s.env.Kube.CoreV1().PersistentVolumeClaims("prod").Get(s.ctx, "foo", metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	pv, err := s.env.Kube.CoreV1().PersistentVolumes().Get(s.ctx, bound.Spec.VolumeName, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	dir := s.env.Local.VolumeDir(pv.Spec.CSI.VolumeHandle)
+	s.say("  wrote %q into volume %s", content, pv.Spec.CSI.VolumeHandle)
+	return os.WriteFile(filepath.Join(dir, "data.txt"), []byte(content+"\n"), 0o644)
+}
+
+func (s *story) apply(files ...string) error {
+	for _, f := range files {
+		out, err := s.env.Cluster.Kubectl(s.ctx, "apply", "-f", f)
+		if err != nil {
+			return err
+		}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			s.say("  kubectl: %s", line)
+		}
+	}
+	return nil
+}
+
+func (s *story) phase(namespace, name string) v1.PersistentVolumeClaimPhase {
+	c, err := s.env.Kube.CoreV1().PersistentVolumeClaims(namespace).Get(s.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return ""
+	}
+	return c.Status.Phase
+}
+
+func (s *story) event(namespace, name, part string) string {
+	events, err := s.env.Kube.CoreV1().Events(namespace).List(s.ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
+	if err != nil {
+		return ""
+	}
+	for _, ev := range events.Items {
+		if strings.Contains(ev.Message, part) {
+			return fmt.Sprintf("%s %s: %s", ev.Type, ev.Reason, ev.Message)
+		}
+	}
+	return ""
+}
+
+func (s *story) metrics() error {
+	resp, err := http.Get("http://" + s.env.Local.Sidecars[0].HTTPAddr + "/metrics") //nolint:noctx // local demo endpoint
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	scanner := bufio.NewScanner(resp.Body)
+	scanner.Buffer(make([]byte, 1<<20), 1<<20)
+	for scanner.Scan() {
+		if line := scanner.Text(); strings.HasPrefix(line, "cross_namespace_") {
+			s.say("  %s", line)
+		}
+	}
+	return scanner.Err()
+}
+
+func (s *story) waitFor(what string, cond func(context.Context) bool) error {
+	err := wait.PollUntilContextTimeout(s.ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		return cond(ctx), nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for %s: %w", what, err)
+	}
+	return nil
+}
+
+func (s *story) title(text string) { fmt.Printf("\n== %s ==\n", text) }
+
+func (s *story) step(format string, args ...any) {
+	s.n++
+	fmt.Printf("\n[%d] %s  (%.0fs)\n", s.n, fmt.Sprintf(format, args...), time.Since(s.start).Seconds())
+}
+
+func (s *story) say(format string, args ...any) { fmt.Printf(format+"\n", args...) }
+
+func rel(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil {
+		return r
+	}
+	return path
+}

@@ -1,0 +1,251 @@
+// Package localenv brings up everything the end-to-end tests and the demo
+// run against: the local control plane (package cluster), the snapshot CRDs,
+// the sidecar's RBAC from deploy/, the snapshot-controller, and "stacks" of
+// the local CSI driver with its csi-snapshotter and csi-provisioner sidecars.
+package localenv
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"k8s.io/client-go/kubernetes"
+	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/xns-csi/csi-provisioner/test/cluster"
+)
+
+// Env is a running local environment.
+type Env struct {
+	// Root is the repository; Work holds state and logs.
+	Root, Work string
+	Cluster    *cluster.Cluster
+	// Kube, Snaps and Gateway are admin clients.
+	Kube      kubernetes.Interface
+	Snaps     snapclientset.Interface
+	Gateway   gatewayclientset.Interface
+	processes []*cluster.Process
+	// Local is the shared driver stack: driver, csi-snapshotter, one sidecar.
+	Local *Stack
+}
+
+// Stack is one CSI driver with its csi-snapshotter and provisioner sidecars.
+type Stack struct {
+	// Name is the CSI driver name; Socket its endpoint; State its data.
+	Name, Socket, State string
+	Sidecars            []*Sidecar
+}
+
+// VolumeDir is where the local driver keeps the data of a volume.
+func (s *Stack) VolumeDir(handle string) string { return filepath.Join(s.State, "volumes", handle) }
+
+// Sidecar is one csi-provisioner process and its HTTP endpoint.
+type Sidecar struct {
+	*cluster.Process
+	HTTPAddr string
+}
+
+// LocalDriver is the name of the shared stack's driver.
+const LocalDriver = "local.csi.example.com"
+
+// Config says where things are and what to call the shared driver.
+type Config struct {
+	// Root is the repository, Work an existing directory for state and logs.
+	Root, Work string
+	// DriverName of the shared stack; LocalDriver if empty.
+	DriverName string
+	// Progress, if set, is told what is being started.
+	Progress func(step string)
+}
+
+// Start brings the environment up: control plane, snapshot CRDs, RBAC,
+// snapshot-controller and the shared stack with one sidecar. The
+// ReferenceGrant CRD is not installed (see InstallCRDs). On error the
+// returned Env, if not nil, must still be stopped.
+func Start(ctx context.Context, cfg Config) (*Env, error) {
+	if cfg.DriverName == "" {
+		cfg.DriverName = LocalDriver
+	}
+	progress := cfg.Progress
+	if progress == nil {
+		progress = func(string) {}
+	}
+	e := &Env{Root: cfg.Root, Work: cfg.Work}
+	root, work := cfg.Root, cfg.Work
+	progress("control plane: etcd, kube-apiserver, kube-controller-manager")
+	c, err := cluster.Start(ctx, cluster.Config{BinDir: e.tool(""), WorkDir: work})
+	if err != nil {
+		return nil, err
+	}
+	e.Cluster = c
+	config, err := c.RESTConfig(cluster.Admin)
+	if err != nil {
+		return e, err
+	}
+	config.QPS, config.Burst = 100, 200
+	if e.Kube, err = kubernetes.NewForConfig(config); err != nil {
+		return e, err
+	}
+	if e.Snaps, err = snapclientset.NewForConfig(config); err != nil {
+		return e, err
+	}
+	if e.Gateway, err = gatewayclientset.NewForConfig(config); err != nil {
+		return e, err
+	}
+	progress("CRDs, RBAC from deploy/rbac.yaml and snapshot-controller")
+	// The snapshot CRDs are installed; the ReferenceGrant CRD is not, so the
+	// first case can show the sidecar starting without it.
+	if err := e.InstallCRDs(ctx, "snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
+		"snapshot.storage.k8s.io_volumesnapshotcontents.yaml", "snapshot.storage.k8s.io_volumesnapshots.yaml"); err != nil {
+		return e, err
+	}
+	// The sidecar runs as the ServiceAccount of deploy/rbac.yaml: the shipped
+	// RBAC is what is tested.
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(root, "deploy", "rbac.yaml")); err != nil {
+		return e, err
+	}
+	if err := e.start("snapshot-controller", e.tool("snapshot-controller"),
+		"--kubeconfig="+c.Kubeconfig(cluster.Admin), "--leader-election=false", "--v=2"); err != nil {
+		return e, err
+	}
+	progress("local CSI driver " + cfg.DriverName + ", csi-snapshotter and csi-provisioner")
+	e.Local, err = e.StartStack(ctx, cfg.DriverName, nil)
+	if err != nil {
+		return e, err
+	}
+	if _, err := e.StartSidecar(ctx, e.Local, "shared"); err != nil {
+		return e, err
+	}
+	return e, nil
+}
+
+// StartStack starts a driver and its csi-snapshotter.
+func (e *Env) StartStack(ctx context.Context, name string, driverArgs []string) (*Stack, error) {
+	s := &Stack{Name: name, Socket: filepath.Join(e.Work, name+".sock"), State: filepath.Join(e.Work, name+"-state")}
+	if err := os.MkdirAll(s.State, 0o755); err != nil {
+		return nil, err
+	}
+	args := append([]string{"--endpoint=" + s.Socket, "--state-dir=" + s.State, "--name=" + name, "--v=2"}, driverArgs...)
+	if err := e.start(name, filepath.Join(e.Root, "bin", "csi-localdriver"), args...); err != nil {
+		return nil, err
+	}
+	if err := waitForFile(ctx, s.Socket); err != nil {
+		return nil, err
+	}
+	if err := e.start(name+"-snapshotter", e.tool("csi-snapshotter"), "--csi-address="+s.Socket,
+		"--kubeconfig="+e.Cluster.Kubeconfig(cluster.Admin), "--leader-election=false", "--v=2"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// StartSidecar starts a csi-provisioner for the stack, as the sidecar's
+// ServiceAccount, with the feature gate on and its HTTP endpoint on a free
+// port.
+func (e *Env) StartSidecar(ctx context.Context, s *Stack, id string, extra ...string) (*Sidecar, error) {
+	port, err := cluster.FreePort()
+	if err != nil {
+		return nil, err
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	args := append([]string{"--csi-address=" + s.Socket, "--kubeconfig=" + e.Cluster.Kubeconfig(cluster.Sidecar),
+		"--feature-gates=CrossNamespaceSourceProvisioning=true", "--http-endpoint=" + addr, "--v=4"}, extra...)
+	p, err := cluster.StartProcess(s.Name+"-provisioner-"+id, filepath.Join(e.Root, "bin", "csi-provisioner"), args, e.Work)
+	if err != nil {
+		return nil, err
+	}
+	e.processes = append(e.processes, p)
+	sc := &Sidecar{Process: p, HTTPAddr: addr}
+	s.Sidecars = append(s.Sidecars, sc)
+	return sc, waitForHTTP(ctx, "http://"+addr+"/healthz", p)
+}
+
+func (e *Env) start(name, bin string, args ...string) error {
+	p, err := cluster.StartProcess(name, bin, args, e.Work)
+	if err != nil {
+		return err
+	}
+	e.processes = append(e.processes, p)
+	return nil
+}
+
+// Stop stops every process the environment started, by PID, newest first.
+func (e *Env) Stop() {
+	for i := len(e.processes) - 1; i >= 0; i-- {
+		e.processes[i].Stop(10 * time.Second)
+	}
+	if e.Cluster != nil {
+		e.Cluster.Stop()
+	}
+}
+
+func (e *Env) tool(name string) string { return filepath.Join(e.Root, ".cache", "bin", name) }
+
+// InstallCRDs applies CRDs from .cache/crds and waits until they are served.
+func (e *Env) InstallCRDs(ctx context.Context, files ...string) error {
+	for _, f := range files {
+		path := filepath.Join(e.Root, ".cache", "crds", f)
+		if _, err := e.Cluster.Kubectl(ctx, "apply", "--server-side", "-f", path); err != nil {
+			return err
+		}
+		if _, err := e.Cluster.Kubectl(ctx, "wait", "--for=condition=established", "--timeout=60s", "-f", path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func waitForFile(ctx context.Context, path string) error {
+	for i := 0; i < 300; i++ {
+		if _, err := os.Stat(path); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s did not appear", path)
+}
+
+func waitForHTTP(ctx context.Context, url string, p *cluster.Process) error {
+	for i := 0; i < 600; i++ {
+		if exited, err := p.Exited(); exited {
+			return fmt.Errorf("%s exited (%v); see %s", p.Name, err, p.LogPath())
+		}
+		if resp, err := http.Get(url); err == nil { //nolint:noctx // local test endpoint
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("%s did not answer on %s", p.Name, url)
+}
+
+// RepoRoot finds the repository from the working directory upwards.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "cmd", "csi-provisioner")); err == nil {
+			return d, nil
+		}
+	}
+	return "", fmt.Errorf("repository root not found from %s", dir)
+}
