@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sync"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"k8s.io/klog/v2"
@@ -66,6 +67,10 @@ type Config struct {
 	Name string
 	// NodeID is the node ID that NodeGetInfo reports.
 	NodeID string
+	// RestoreDelay makes every CreateVolume with a content source wait this
+	// long first, like a driver that copies a lot of data. Tests use it to
+	// act while a restore is in flight.
+	RestoreDelay time.Duration
 }
 
 // Validate checks every field Run needs. It changes nothing.
@@ -101,9 +106,10 @@ type Driver struct {
 	csi.UnimplementedControllerServer
 	csi.UnimplementedNodeServer
 
-	name   string
-	nodeID string
-	layout layout
+	name         string
+	nodeID       string
+	layout       layout
+	restoreDelay time.Duration
 
 	// mu guards the maps and every change on disk below the state
 	// directory; the maps mirror the metadata files.
@@ -131,9 +137,10 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("resolve state directory %q: %w", cfg.StateDir, err)
 	}
 	d := &Driver{
-		name:   cfg.Name,
-		nodeID: cfg.NodeID,
-		layout: layout{root: root},
+		name:         cfg.Name,
+		nodeID:       cfg.NodeID,
+		layout:       layout{root: root},
+		restoreDelay: cfg.RestoreDelay,
 	}
 	if err := d.load(ctx); err != nil {
 		return nil, fmt.Errorf("load state from %s: %w", root, err)

@@ -88,8 +88,12 @@ func (d *Driver) Serve(ctx context.Context, lis net.Listener) error {
 		srv.Stop()
 		<-stopped
 	}
-	// Serve returns nil after GracefulStop or Stop.
-	return <-served
+	// Serve returns nil after GracefulStop or Stop, and ErrServerStopped
+	// (having closed lis) if they ran before it started.
+	if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
+		return fmt.Errorf("serve on %s: %w", lis.Addr(), err)
+	}
+	return nil
 }
 
 // logCalls returns an interceptor that puts base, with the method name, into

@@ -19,6 +19,9 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 	logger := klog.FromContext(ctx)
+	if err := d.delayRestore(ctx, req); err != nil {
+		return nil, err
+	}
 
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -193,4 +196,18 @@ func sameSource(a, b *sourceRecord) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// delayRestore waits Config.RestoreDelay before a restore or clone, outside
+// the driver's lock, and gives up when the caller does.
+func (d *Driver) delayRestore(ctx context.Context, req *csi.CreateVolumeRequest) error {
+	if d.restoreDelay <= 0 || req.GetVolumeContentSource() == nil {
+		return nil
+	}
+	select {
+	case <-time.After(d.restoreDelay):
+		return nil
+	case <-ctx.Done():
+		return status.FromContextError(ctx.Err()).Err()
+	}
 }

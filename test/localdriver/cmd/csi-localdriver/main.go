@@ -25,6 +25,7 @@ func main() {
 	fs.StringVar(&cfg.StateDir, "state-dir", "", "directory for volumes, snapshots and their metadata (required)")
 	fs.StringVar(&cfg.Name, "name", localdriver.DefaultName, "CSI driver name")
 	fs.StringVar(&cfg.NodeID, "node-id", hostname, "node ID that NodeGetInfo reports")
+	fs.DurationVar(&cfg.RestoreDelay, "restore-delay", 0, "wait this long in every CreateVolume with a content source (tests)")
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	fs.Var(klogFlags.Lookup("v").Value, "v", "log verbosity")
