@@ -118,6 +118,9 @@ type Driver struct {
 	volumeByName   map[string]string        // CreateVolume name -> volume ID
 	snapshots      map[string]*snapshotRecord
 	snapshotByName map[string]string
+	// restoring counts the CreateVolume calls restoring each snapshot; a
+	// snapshot being restored cannot be deleted, as on real storage.
+	restoring map[string]int
 }
 
 var (
@@ -141,6 +144,7 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 		nodeID:       cfg.NodeID,
 		layout:       layout{root: root},
 		restoreDelay: cfg.RestoreDelay,
+		restoring:    map[string]int{},
 	}
 	if err := d.load(ctx); err != nil {
 		return nil, fmt.Errorf("load state from %s: %w", root, err)

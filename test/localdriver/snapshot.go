@@ -71,6 +71,10 @@ func (d *Driver) DeleteSnapshot(ctx context.Context, req *csi.DeleteSnapshotRequ
 	if !ok {
 		return &csi.DeleteSnapshotResponse{}, nil
 	}
+	if n := d.restoring[snap.ID]; n > 0 {
+		// CSI: "Snapshot in use" is FAILED_PRECONDITION; the caller retries.
+		return nil, status.Errorf(codes.FailedPrecondition, "snapshot %q is being restored into %d volume(s)", snap.ID, n)
+	}
 	if err := removeObject(d.layout.snapshotMeta(snap.ID), d.layout.snapshotDir(snap.ID)); err != nil {
 		return nil, status.Errorf(codes.Internal, "delete snapshot %q: %v", snap.ID, err)
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"k8s.io/klog/v2/ktesting"
 )
 
 func TestCreateSnapshotRules(t *testing.T) {
@@ -164,5 +166,30 @@ func TestPageSkipsNothingWhenTheTokenSnapshotIsDeleted(t *testing.T) {
 	}
 	if got, want := rest[second.start:second.end], ids[3:]; !slices.Equal(got, want) {
 		t.Errorf("second page = %v, want %v", got, want)
+	}
+}
+
+func TestSnapshotBeingRestoredCannotBeDeleted(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	d, err := New(ctx, Config{StateDir: t.TempDir(), Name: DefaultName, NodeID: "node-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vol, err := d.CreateVolume(ctx, newCreateRequest("source"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := d.CreateSnapshot(ctx, &csi.CreateSnapshotRequest{Name: "snap", SourceVolumeId: vol.GetVolume().GetVolumeId()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := snap.GetSnapshot().GetSnapshotId()
+	done := d.markRestoring(id)
+	if _, err := d.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: id}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("DeleteSnapshot during a restore = %v, want FailedPrecondition", err)
+	}
+	done()
+	if _, err := d.DeleteSnapshot(ctx, &csi.DeleteSnapshotRequest{SnapshotId: id}); err != nil {
+		t.Fatalf("DeleteSnapshot after the restore = %v", err)
 	}
 }

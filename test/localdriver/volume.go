@@ -19,6 +19,9 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil, err
 	}
 	logger := klog.FromContext(ctx)
+	if id := req.GetVolumeContentSource().GetSnapshot().GetSnapshotId(); id != "" {
+		defer d.markRestoring(id)()
+	}
 	if err := d.delayRestore(ctx, req); err != nil {
 		return nil, err
 	}
@@ -209,5 +212,20 @@ func (d *Driver) delayRestore(ctx context.Context, req *csi.CreateVolumeRequest)
 		return nil
 	case <-ctx.Done():
 		return status.FromContextError(ctx.Err()).Err()
+	}
+}
+
+// markRestoring records a restore of snapshot id until the returned func is
+// called.
+func (d *Driver) markRestoring(id string) func() {
+	d.mu.Lock()
+	d.restoring[id]++
+	d.mu.Unlock()
+	return func() {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if d.restoring[id]--; d.restoring[id] <= 0 {
+			delete(d.restoring, id)
+		}
 	}
 }
