@@ -45,7 +45,7 @@ $(SNAP_TOOLS) &: test/tools/snapshotter/go.mod test/tools/snapshotter/go.sum
 # The CRDs come from the modules the sidecar is built with.
 $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 	@mkdir -p $(CRDS)
-	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json github.com/kubernetes-csi/external-snapshotter/client/v8 | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/snapshot.storage.k8s.io_*.yaml $(CRDS)/
+	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json github.com/kubernetes-csi/external-snapshotter/client/v8 | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/*snapshot.storage.k8s.io_*.yaml $(CRDS)/
 	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml $(CRDS)/
 	@chmod u+w $(CRDS)/*.yaml
 	@touch $@

@@ -187,7 +187,7 @@ func (s *story) sourceVolume(content string) error {
 
 func (s *story) apply(files ...string) error {
 	for _, f := range files {
-		out, err := s.env.Cluster.Kubectl(s.ctx, "apply", "-f", f)
+		out, err := s.env.Cluster.Kubectl(s.ctx, "apply", "--server-side", "-f", f)
 		if err != nil {
 			return err
 		}

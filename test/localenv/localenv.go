@@ -101,8 +101,13 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	progress("CRDs, RBAC from deploy/rbac.yaml and snapshot-controller")
 	// The snapshot CRDs are installed; the ReferenceGrant CRD is not, so the
 	// first case can show the sidecar starting without it.
+	// The group snapshot CRDs are installed too: the snapshot-controller
+	// waits for them at start.
 	if err := e.InstallCRDs(ctx, "snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
-		"snapshot.storage.k8s.io_volumesnapshotcontents.yaml", "snapshot.storage.k8s.io_volumesnapshots.yaml"); err != nil {
+		"snapshot.storage.k8s.io_volumesnapshotcontents.yaml", "snapshot.storage.k8s.io_volumesnapshots.yaml",
+		"groupsnapshot.storage.k8s.io_volumegroupsnapshotclasses.yaml",
+		"groupsnapshot.storage.k8s.io_volumegroupsnapshotcontents.yaml",
+		"groupsnapshot.storage.k8s.io_volumegroupsnapshots.yaml"); err != nil {
 		return e, err
 	}
 	// The sidecar runs as the ServiceAccount of deploy/rbac.yaml: the shipped
