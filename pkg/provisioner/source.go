@@ -51,15 +51,6 @@ func refused(reason, format string, args ...any) *RefusedError {
 	return &RefusedError{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// grantReference is the access a claim asks for when it names a snapshot
-// through spec.dataSourceRef.namespace (KEP-3294).
-func grantReference(claim *v1.PersistentVolumeClaim, src datasource.Source) referencegrant.Reference {
-	return referencegrant.Reference{
-		FromGroup: "", FromKind: datasource.ClaimKind, FromNamespace: claim.Namespace,
-		ToGroup: src.APIGroup, ToKind: src.Kind, ToNamespace: src.Namespace, ToName: src.Name,
-	}
-}
-
 // contentSource checks the claim's source and returns what to pass to
 // CreateVolume, or a *RefusedError saying why not (yet).
 func (p *Provisioner) contentSource(ctx context.Context, claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, src datasource.Source) (*csi.VolumeContentSource, error) {
@@ -72,7 +63,7 @@ func (p *Provisioner) contentSource(ctx context.Context, claim *v1.PersistentVol
 			return nil, refused("CrossNamespaceKindUnsupported",
 				"%s: only VolumeSnapshots can be used across namespaces (KEP-3294); clone the claim within its namespace instead", src)
 		}
-		if d := p.grants.Check(grantReference(claim, src)); !d.Allowed {
+		if d := p.grants.Check(referencegrant.ClaimReference(claim.Namespace, src.APIGroup, src.Kind, src.Namespace, src.Name)); !d.Allowed {
 			return nil, refused(string(d.Reason), "%s", d.Message)
 		}
 	}

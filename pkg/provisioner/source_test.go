@@ -4,9 +4,6 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
 
 func fromSnapshot(id string) *csi.VolumeContentSource {
@@ -43,40 +40,6 @@ func TestConfirmsSource(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := confirmsSource(tt.requested, tt.got); got != tt.want {
 				t.Errorf("confirmsSource(%s, %s) = %v, want %v", text(tt.requested), text(tt.got), got, tt.want)
-			}
-		})
-	}
-}
-
-func TestGrantReference(t *testing.T) {
-	tests := []struct {
-		name  string
-		claim string // the claim's namespace
-		src   datasource.Source
-		want  referencegrant.Reference
-	}{
-		{name: "a claim in test asks prod for its snapshot (the KEP-3294 example)",
-			claim: "test",
-			src: datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind,
-				Namespace: "prod", Name: "foo-backup", ExplicitNamespace: true},
-			want: referencegrant.Reference{FromGroup: "", FromKind: "PersistentVolumeClaim", FromNamespace: "test",
-				ToGroup: "snapshot.storage.k8s.io", ToKind: "VolumeSnapshot", ToNamespace: "prod", ToName: "foo-backup"}},
-		{name: "a claim naming its own namespace explicitly asks its own namespace",
-			claim: "prod",
-			src: datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind,
-				Namespace: "prod", Name: "foo-backup", ExplicitNamespace: true},
-			want: referencegrant.Reference{FromGroup: "", FromKind: "PersistentVolumeClaim", FromNamespace: "prod",
-				ToGroup: "snapshot.storage.k8s.io", ToKind: "VolumeSnapshot", ToNamespace: "prod", ToName: "foo-backup"}},
-		{name: "the source's group and kind are asked for as they are",
-			claim: "test",
-			src:   datasource.Source{Kind: datasource.ClaimKind, Namespace: "prod", Name: "db", ExplicitNamespace: true},
-			want: referencegrant.Reference{FromGroup: "", FromKind: "PersistentVolumeClaim", FromNamespace: "test",
-				ToGroup: "", ToKind: "PersistentVolumeClaim", ToNamespace: "prod", ToName: "db"}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := grantReference(newClaim(inClaimNamespace(tt.claim)), tt.src); got != tt.want {
-				t.Errorf("grantReference() = %+v, want %+v", got, tt.want)
 			}
 		})
 	}

@@ -97,3 +97,14 @@ func allowsTo(to []To, ref Reference) bool {
 	}
 	return false
 }
+
+// ClaimReference is the access a PersistentVolumeClaim in claimNamespace
+// asks for when its data source names an object in another namespace
+// (KEP-3294): from {group "", kind PersistentVolumeClaim, namespace
+// claimNamespace} to that object.
+func ClaimReference(claimNamespace, toGroup, toKind, toNamespace, toName string) Reference {
+	return Reference{
+		FromGroup: "", FromKind: "PersistentVolumeClaim", FromNamespace: claimNamespace,
+		ToGroup: toGroup, ToKind: toKind, ToNamespace: toNamespace, ToName: toName,
+	}
+}

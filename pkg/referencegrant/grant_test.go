@@ -141,3 +141,12 @@ func TestConversion(t *testing.T) {
 		})
 	}
 }
+
+func TestClaimReference(t *testing.T) {
+	got := ClaimReference("test", "snapshot.storage.k8s.io", "VolumeSnapshot", "prod", "foo-backup")
+	want := Reference{FromGroup: "", FromKind: "PersistentVolumeClaim", FromNamespace: "test",
+		ToGroup: "snapshot.storage.k8s.io", ToKind: "VolumeSnapshot", ToNamespace: "prod", ToName: "foo-backup"}
+	if got != want {
+		t.Errorf("ClaimReference() = %+v, want %+v", got, want)
+	}
+}

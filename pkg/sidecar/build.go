@@ -105,7 +105,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	volumeName := func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
 	protector := sourceprotection.New(sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
-		VolumeName: volumeName})
+		VolumeName: volumeName, Grants: grants})
 	recorder := newRecorder(ctx, cfg.kube, cfg.identity.name)
 	prov := provisioner.New(provisioner.Config{
 		DriverName: cfg.identity.name, Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,

@@ -27,6 +27,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 )
 
@@ -43,6 +44,12 @@ type SnapshotGetter interface {
 	GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error)
 }
 
+// GrantChecker decides from a cache whether a ReferenceGrant allows a
+// reference.
+type GrantChecker interface {
+	Check(ref referencegrant.Reference) referencegrant.Decision
+}
+
 // Config holds the protector's dependencies.
 type Config struct {
 	// Client patches claims; SnapshotClient patches snapshots.
@@ -56,6 +63,9 @@ type Config struct {
 	Volumes corelisters.PersistentVolumeLister
 	// VolumeName is the name of the PV the provisioner creates for a claim.
 	VolumeName func(*v1.PersistentVolumeClaim) string
+	// Grants decides whether a claim naming another namespace may use the
+	// source; a claim without a grant does not keep the finalizer.
+	Grants GrantChecker
 }
 
 // Protector adds and removes the source finalizers.
@@ -130,12 +140,14 @@ func (p *Protector) release(ctx context.Context, src datasource.Source) error {
 }
 
 // inUse reports whether a pending, not deleted claim without a PV yet still
-// provisions from src.
+// provisions from src. A claim naming the source across namespaces counts
+// only while a ReferenceGrant allows it: otherwise anyone could keep another
+// namespace's snapshot from being deleted by creating such a claim.
 func (p *Protector) inUse(src datasource.Source) bool {
 	objs, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
 	for _, obj := range objs {
 		claim := obj.(*v1.PersistentVolumeClaim)
-		if claim.DeletionTimestamp != nil {
+		if claim.DeletionTimestamp != nil || !p.allowed(claim) {
 			continue
 		}
 		if _, err := p.cfg.Volumes.Get(p.cfg.VolumeName(claim)); apierrors.IsNotFound(err) {
@@ -143,6 +155,18 @@ func (p *Protector) inUse(src datasource.Source) bool {
 		}
 	}
 	return false
+}
+
+func (p *Protector) allowed(claim *v1.PersistentVolumeClaim) bool {
+	src, err := datasource.Resolve(claim)
+	if err != nil {
+		return false
+	}
+	if !src.NeedsGrant() {
+		return true
+	}
+	return p.cfg.Grants != nil &&
+		p.cfg.Grants.Check(referencegrant.ClaimReference(claim.Namespace, src.APIGroup, src.Kind, src.Namespace, src.Name)).Allowed
 }
 
 func (p *Protector) object(src datasource.Source) (metav1.Object, error) {
