@@ -1,10 +1,8 @@
 package sidecar
 
 import (
-	"context"
 	"testing"
 
-	csispec "github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -20,13 +18,9 @@ func TestSameNamespaceCloneProtectsItsSourceUntilThePVExists(t *testing.T) {
 	e.bind(source, sourcePV.Name) // what the PV controller does
 
 	entered, release := make(chan struct{}), make(chan struct{})
-	e.driver.SetCreateVolumeHook(func(context.Context, *csispec.CreateVolumeRequest) (*csispec.CreateVolumeResponse, error, bool) {
-		close(entered)
-		<-release
-		return nil, nil, false
-	})
+	e.driver.SetCreateVolumeHook(blockFirstCreate(entered, release))
 	clone := e.createClaim("apps", "clone", fromRef("", "PersistentVolumeClaim", "source"))
-	<-entered
+	e.await(entered, "CreateVolume")
 	if f := e.claimFinalizers("apps", "source"); !hasString(f, sourceprotection.CloneFinalizer) {
 		t.Errorf("source finalizers during CreateVolume = %v, want %s", f, sourceprotection.CloneFinalizer)
 	}

@@ -1,11 +1,9 @@
 package sidecar
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	csispec "github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -100,13 +98,9 @@ func TestGrantRevokedDuringCreateVolumeLetsTheAttemptFinish(t *testing.T) {
 	e.createSnapshot("prod", "foo-backup", true)
 	e.createGrant("prod", "bar", "test", "foo-backup")
 	entered, release := make(chan struct{}), make(chan struct{})
-	e.driver.SetCreateVolumeHook(func(ctx context.Context, _ *csispec.CreateVolumeRequest) (*csispec.CreateVolumeResponse, error, bool) {
-		close(entered)
-		<-release
-		return nil, nil, false
-	})
+	e.driver.SetCreateVolumeHook(blockFirstCreate(entered, release))
 	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
-	<-entered
+	e.await(entered, "CreateVolume")
 	e.deleteGrant("prod", "bar")
 	close(release)
 	e.waitForPV(claim)

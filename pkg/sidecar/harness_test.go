@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -388,4 +389,30 @@ func (e *env) metric(name, label, value string) float64 {
 		}
 	}
 	return 0
+}
+
+// blockFirstCreate is a CreateVolume hook that signals entered on the first
+// call and holds that call until release is closed (or the call is
+// cancelled); every call then proceeds normally.
+func blockFirstCreate(entered, release chan struct{}) csitest.CreateVolumeHook {
+	var once sync.Once
+	return func(ctx context.Context, _ *csispec.CreateVolumeRequest) (*csispec.CreateVolumeResponse, error, bool) {
+		once.Do(func() { close(entered) })
+		select {
+		case <-release:
+			return nil, nil, false
+		case <-ctx.Done():
+			return nil, ctx.Err(), true
+		}
+	}
+}
+
+// await waits for ch to be closed, failing the test rather than hanging.
+func (e *env) await(ch <-chan struct{}, what string) {
+	e.t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(eventually):
+		e.t.Fatalf("timed out waiting for %s", what)
+	}
 }

@@ -40,13 +40,9 @@ func TestSnapshotIsProtectedWhileRestoringAndReleasedAfter(t *testing.T) {
 	e.createSnapshot("prod", "foo-backup", true)
 	e.createGrant("prod", "bar", "test", "foo-backup")
 	entered, release := make(chan struct{}), make(chan struct{})
-	e.driver.SetCreateVolumeHook(func(context.Context, *csispec.CreateVolumeRequest) (*csispec.CreateVolumeResponse, error, bool) {
-		close(entered)
-		<-release
-		return nil, nil, false
-	})
+	e.driver.SetCreateVolumeHook(blockFirstCreate(entered, release))
 	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
-	<-entered
+	e.await(entered, "CreateVolume")
 	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, sourceprotection.SnapshotFinalizer) {
 		t.Errorf("snapshot finalizers during CreateVolume = %v, want %s", f, sourceprotection.SnapshotFinalizer)
 	}
