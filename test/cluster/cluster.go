@@ -9,10 +9,8 @@ package cluster
 
 import (
 	"context"
-	"crypto/tls"
 	"fmt"
 	"net"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -89,7 +87,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 			return nil, err
 		}
 	}
-	if err := c.waitReady(ctx); err != nil {
+	if err := WaitHealthy(ctx, c.server+"/readyz", Admin.Token, c.processes...); err != nil {
 		return nil, err
 	}
 	qps := strconv.Itoa(cfg.ControllerManagerQPS)
@@ -148,33 +146,6 @@ func (c *Cluster) start(name, bin string, args ...string) error {
 }
 
 func (c *Cluster) path(name string) string { return filepath.Join(c.cfg.WorkDir, name) }
-
-// waitReady polls /readyz until the API server answers ok.
-func (c *Cluster) waitReady(ctx context.Context) error {
-	client := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}} //nolint:gosec // local test server with a self-signed cert
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
-		for _, p := range c.processes {
-			if exited, err := p.Exited(); exited {
-				return fmt.Errorf("%s exited (%v); see %s", p.Name, err, p.LogPath())
-			}
-		}
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, c.server+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+Admin.Token)
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(200 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("kube-apiserver not ready after 2m; see %s", c.path("kube-apiserver.log"))
-}
 
 // freePorts returns n free TCP ports on loopback.
 func freePorts(n int) ([]int, error) {

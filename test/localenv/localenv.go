@@ -7,8 +7,6 @@ package localenv
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -168,7 +166,7 @@ func (e *Env) StartSidecar(ctx context.Context, s *Stack, id string, extra ...st
 	e.processes = append(e.processes, p)
 	sc := &Sidecar{Process: p, HTTPAddr: addr}
 	s.Sidecars = append(s.Sidecars, sc)
-	return sc, waitForHTTP(ctx, "http://"+addr+"/healthz", p)
+	return sc, cluster.WaitHealthy(ctx, "http://"+addr+"/healthz", "", p)
 }
 
 func (e *Env) start(name, bin string, args ...string) error {
@@ -218,27 +216,6 @@ func waitForFile(ctx context.Context, path string) error {
 		}
 	}
 	return fmt.Errorf("%s did not appear", path)
-}
-
-func waitForHTTP(ctx context.Context, url string, p *cluster.Process) error {
-	for i := 0; i < 600; i++ {
-		if exited, err := p.Exited(); exited {
-			return fmt.Errorf("%s exited (%v); see %s", p.Name, err, p.LogPath())
-		}
-		if resp, err := http.Get(url); err == nil { //nolint:noctx // local test endpoint
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(100 * time.Millisecond):
-		}
-	}
-	return fmt.Errorf("%s did not answer on %s", p.Name, url)
 }
 
 // RepoRoot finds the repository from the working directory upwards.
