@@ -15,7 +15,7 @@ KUBE_TOOLS  := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-ma
 SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
 CRDS        := $(CACHE)/crds
 
-.PHONY: help build test test-unit test-e2e tools demo demo-down verify vet fmt vendor image clean
+.PHONY: help build test test-unit bench-smoke test-e2e tools demo demo-down verify vet fmt vendor image clean
 
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -50,7 +50,10 @@ $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 	@chmod u+w $(CRDS)/*.yaml
 	@touch $@
 
-test: verify test-unit test-e2e ## Run every check and test (what CI runs).
+test: verify test-unit bench-smoke test-e2e ## Run every check and test (what CI runs).
+
+bench-smoke: ## Run every Go benchmark once, as a smoke test (no timing is checked).
+	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./test/...
 
 test-unit: ## Unit and component tests, with the race detector.
 	$(GO) test -race -count=1 ./...

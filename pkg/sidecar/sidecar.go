@@ -30,7 +30,10 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 
-	// Registers the workqueue metrics provider with the legacy registry.
+	// Register client-go's request metrics (rest_client_requests_total and
+	// friends: the sidecar's API cost) and the workqueue metrics with the
+	// legacy registry served on /metrics.
+	_ "k8s.io/component-base/metrics/prometheus/restclient"
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 )
 

@@ -41,6 +41,7 @@ func testGrantCRDInstalledLater(t *testing.T) {
 // testKEPTestPlan: the four e2e cases of KEP-3294's test plan, with the data
 // of the source volume checked in the restored one.
 func testKEPTestPlan(t *testing.T) {
+	ensureGrantCRD(t)
 	class := storageClass(t, "kep", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
 	sourceWithSnapshot(t, world.Local, prod, class, "snap", "kep data")
@@ -74,6 +75,7 @@ func testKEPTestPlan(t *testing.T) {
 // testStory1 plays KEP-3294's Story 1 literally: Alice's grant bar in prod,
 // Bob's claim foo-testing in test restoring foo-backup.
 func testStory1(t *testing.T) {
+	ensureGrantCRD(t)
 	class := storageClass(t, "story1", localenv.LocalDriver)
 	prod, test := exactNamespace(t, "prod"), exactNamespace(t, "test")
 	sourceWithSnapshot(t, world.Local, prod, class, "foo-backup", "production data")
@@ -88,6 +90,7 @@ func testStory1(t *testing.T) {
 // testGrantCreatedAfterClaim measures how long after its grant a waiting
 // claim binds; the bound is generous, the figure goes to the log.
 func testGrantCreatedAfterClaim(t *testing.T) {
+	ensureGrantCRD(t)
 	class := storageClass(t, "late", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
 	sourceWithSnapshot(t, world.Local, prod, class, "snap", "late data")
@@ -110,6 +113,7 @@ func testGrantCreatedAfterClaim(t *testing.T) {
 // testGrantRevoked: a grant revoked before provisioning refuses the claim;
 // a grant deleted after binding leaves the volume alone.
 func testGrantRevoked(t *testing.T) {
+	ensureGrantCRD(t)
 	class := storageClass(t, "revoke", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
 	sourceWithSnapshot(t, world.Local, prod, class, "snap", "data")

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
+	"io"
 	"net/http"
 	"path/filepath"
 	"strconv"
@@ -18,6 +19,7 @@ import (
 
 // testMetrics: the KEP's cross_namespace_* counters count by storage class.
 func testMetrics(t *testing.T) {
+	ensureGrantCRD(t)
 	sc := world.Local.Sidecars[0]
 	cross, local := storageClass(t, "metrics-cross", localenv.LocalDriver), storageClass(t, "metrics-local", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
@@ -41,6 +43,29 @@ func testMetrics(t *testing.T) {
 			t.Errorf("%s{%s} = %v, want 0: that class only restored within a namespace", name, local, got)
 		}
 	}
+	// The other families the sidecar promises on the same endpoint.
+	body := scrape(t, sc)
+	for _, family := range []string{"persistentvolumeclaim_provision_by_source_total", "csi_sidecar_operations_seconds",
+		"workqueue_adds_total", "rest_client_requests_total", "controller_persistentvolumeclaim_provision_total"} {
+		if !strings.Contains(body, "\n"+family) {
+			t.Errorf("/metrics has no %s", family)
+		}
+	}
+}
+
+// scrape returns a sidecar's /metrics page.
+func scrape(t *testing.T, sc *localenv.Sidecar) string {
+	t.Helper()
+	resp, err := http.Get("http://" + sc.HTTPAddr + "/metrics") //nolint:noctx // local test endpoint
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // testLeaderElection: two replicas, one provisions; the leader is killed
