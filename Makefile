@@ -14,6 +14,9 @@ TOOLS       := $(CACHE)/bin
 KUBE_TOOLS  := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager
 SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
 CRDS        := $(CACHE)/crds
+# PROGRESS turns `go build -v` output into a line every 200 packages, and
+# passes through anything else (errors, downloads).
+PROGRESS    := awk '/^[a-z0-9.-]+(\/[^ :]+)*$$/ { if (++n % 200 == 0) { print "   ... " n " packages compiled"; fflush() } next } { print; fflush() }'
 
 .PHONY: help build test test-unit bench-smoke test-e2e tools demo demo-down verify vet fmt vendor image clean
 
@@ -31,15 +34,15 @@ tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(CRDS)/.done ## Build the local control plan
 # directives and cannot be go-installed). The first build takes minutes.
 $(KUBE_TOOLS) &: test/tools/kube/go.mod test/tools/kube/go.sum test/tools/kube/etcd/main.go
 	@echo ">> building kube-apiserver, kube-controller-manager and etcd (first time: several minutes)"
-	cd test/tools/kube && GOFLAGS=-mod=mod $(GO) build -trimpath -o $(abspath $(TOOLS))/ \
-		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./etcd
+	set -o pipefail; cd test/tools/kube && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./etcd 2>&1 | $(PROGRESS)
 	@touch $(KUBE_TOOLS)
 
 $(SNAP_TOOLS) &: test/tools/snapshotter/go.mod test/tools/snapshotter/go.sum
 	@echo ">> building snapshot-controller and csi-snapshotter"
-	cd test/tools/snapshotter && GOFLAGS=-mod=mod $(GO) build -trimpath -o $(abspath $(TOOLS))/ \
+	set -o pipefail; cd test/tools/snapshotter && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
 		github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller \
-		github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter
+		github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter 2>&1 | $(PROGRESS)
 	@touch $(SNAP_TOOLS)
 
 # The CRDs come from the modules the sidecar is built with.
