@@ -33,6 +33,7 @@ type buildConfig struct {
 	opts      *Options
 	rest      *rest.Config
 	kube      kubernetes.Interface
+	events    kubernetes.Interface    // writes events; kube when nil (tests)
 	snapshots snapclientset.Interface // built from rest when nil
 	gateway   gatewayclientset.Interface
 	// snapshotDiscovery and gatewayDiscovery default to the clients' own;
@@ -106,7 +107,10 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	protector := sourceprotection.New(sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		VolumeName: volumeName, Grants: grants})
-	recorder := newRecorder(ctx, cfg.kube, cfg.identity.name)
+	if cfg.events == nil {
+		cfg.events = cfg.kube
+	}
+	recorder := newRecorder(ctx, cfg.events, cfg.identity.name)
 	prov := provisioner.New(provisioner.Config{
 		DriverName: cfg.identity.name, Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
 		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
@@ -130,7 +134,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		return nil, nil, err
 	}
 
-	pc := controller.NewProvisionController(ctx, cfg.kube, cfg.identity.name, prov, libOptions(opts, claims, f, cfg.provisionMetrics)...)
+	pc := controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name, prov, libOptions(opts, claims, f, cfg.provisionMetrics)...)
 	ready := &readiness{}
 	run := func(ctx context.Context) {
 		logger := klog.FromContext(ctx)

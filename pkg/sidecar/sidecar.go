@@ -77,7 +77,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	run, ready, err := build(ctx, buildConfig{opts: opts, rest: config, kube: kube, driver: driver, identity: identity,
+	// Events get a client and rate limit of their own (see eventsApart).
+	events, err := kubernetes.NewForConfig(rest.CopyConfig(config))
+	if err != nil {
+		return err
+	}
+	run, ready, err := build(ctx, buildConfig{opts: opts, rest: config, kube: kube, events: events, driver: driver, identity: identity,
 		metrics: ownMetrics, provisionMetrics: &provisionMetrics})
 	if err != nil {
 		return err
