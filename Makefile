@@ -18,7 +18,7 @@ CRDS        := $(CACHE)/crds
 # passes through anything else (errors, downloads).
 PROGRESS    := awk '/^[a-z0-9.-]+(\/[^ :]+)*$$/ { if (++n % 200 == 0) { print "   ... " n " packages compiled"; fflush() } next } { print; fflush() }'
 
-.PHONY: help build test test-unit bench-smoke test-e2e tools demo demo-down verify vet fmt vendor image clean
+.PHONY: help build test test-unit bench bench-smoke test-e2e tools demo demo-down verify vet fmt vendor image clean
 
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -63,6 +63,11 @@ test-unit: ## Unit and component tests, with the race detector.
 
 test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1).
 	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/ $(if $(E2E_RUN),-run '$(E2E_RUN)') 2>&1 | tee $(CACHE)/e2e.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|e2e:)|_test.go:'; exit $${PIPESTATUS[0]}
+
+bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster (see docs/benchmarks.md).
+	@mkdir -p $(CACHE)
+	$(GO) run ./test/bench -out $(CACHE)/bench-results.md $(if $(BENCH_SIZES),-sizes $(BENCH_SIZES)) $(if $(BENCH_OBJECTS),-objects $(BENCH_OBJECTS))
+	$(GO) test -run '^$$' -bench BenchmarkCheck -benchmem ./pkg/referencegrant/ | tee -a $(CACHE)/bench-results.md
 
 demo: build tools ## Play KEP-3294 Story 1 on a local cluster (KEEP=1 keeps it running).
 	$(GO) run ./test/demo $(if $(KEEP),-keep)

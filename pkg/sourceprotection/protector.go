@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -72,17 +73,27 @@ type Config struct {
 type Protector struct {
 	cfg   Config
 	queue workqueue.TypedRateLimitingInterface[datasource.Source]
+
+	// mu serialises Protect, and added remembers the finalizers this
+	// protector added that the cache may not show yet: when a hundred claims
+	// restore the same snapshot at once, one patch is sent, not a hundred
+	// conflicting ones.
+	mu    sync.Mutex
+	added map[datasource.Source]bool
 }
 
 // New returns a Protector; call Run to start removing finalizers.
 func New(cfg Config) *Protector {
-	return &Protector{cfg: cfg, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+	return &Protector{cfg: cfg, added: map[datasource.Source]bool{}, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[datasource.Source](),
 		workqueue.TypedRateLimitingQueueConfig[datasource.Source]{Name: "source-protection"})}
 }
 
 // Protect adds the finalizer to src unless the cache shows it already there.
 func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
+	k := key(src)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	obj, err := p.object(src)
 	if err != nil {
 		return err
@@ -92,10 +103,18 @@ func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
 	}
 	patch := addPatch(obj, finalizerFor(src))
 	if patch == nil {
+		delete(p.added, k) // the cache shows it: no need to remember
 		return nil
 	}
+	if p.added[k] {
+		return nil // added by an earlier call; the cache lags behind
+	}
 	klog.FromContext(ctx).V(4).Info("Protecting data source", "source", src.String())
-	return p.patch(ctx, src, patch)
+	if err := p.patch(ctx, src, patch); err != nil {
+		return err
+	}
+	p.added[k] = true
+	return nil
 }
 
 // Run removes finalizers that are no longer needed until ctx is done.
@@ -136,7 +155,13 @@ func (p *Protector) release(ctx context.Context, src datasource.Source) error {
 		return nil
 	}
 	klog.FromContext(ctx).V(2).Info("Releasing data source: no pending claim uses it", "source", src.String())
-	return p.patch(ctx, src, patch)
+	if err := p.patch(ctx, src, patch); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	delete(p.added, key(src))
+	p.mu.Unlock()
+	return nil
 }
 
 // inUse reports whether a pending, not deleted claim without a PV yet still

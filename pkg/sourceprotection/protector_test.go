@@ -1,7 +1,12 @@
 package sourceprotection
 
 import (
+	"context"
+	"sync"
 	"testing"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -72,3 +77,36 @@ func TestInUse(t *testing.T) {
 		})
 	}
 }
+
+func TestConcurrentProtectSendsOnePatch(t *testing.T) {
+	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "prod", ResourceVersion: "1"}}
+	client := snapfake.NewSimpleClientset(snap)
+	p := New(Config{SnapshotClient: client, Snapshots: staleCache{snap}})
+	src := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: "prod", Name: "snap"}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := p.Protect(context.Background(), src); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	patches := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "patch" {
+			patches++
+		}
+	}
+	if patches != 1 {
+		t.Errorf("%d patches for 20 concurrent restores of one snapshot, want 1", patches)
+	}
+}
+
+// staleCache always returns the snapshot as it was, as a lagging informer
+// would right after the patch.
+type staleCache struct{ snap *snapv1.VolumeSnapshot }
+
+func (s staleCache) GetSnapshot(string, string) (*snapv1.VolumeSnapshot, error) { return s.snap, nil }

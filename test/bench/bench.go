@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/xns-csi/csi-provisioner/test/cluster"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
+)
+
+// bench runs the measurements against one environment.
+type bench struct {
+	ctx    context.Context
+	env    *localenv.Env
+	client kubernetes.Interface // a fast client for creating load
+	seen   sync.Map             // PV name -> time the bench saw it
+}
+
+// setup is one sidecar configuration under test, with its own driver.
+type setup struct {
+	name    string
+	args    []string
+	stack   *localenv.Stack
+	sidecar *localenv.Sidecar
+	class   string
+	srcNS   string // holds the source volume and snapshot "snap"
+}
+
+func (b *bench) all(sizes []int, objects int) (*results, error) {
+	r := &results{}
+	config, err := b.env.Cluster.RESTConfig(cluster.Admin)
+	if err != nil {
+		return r, err
+	}
+	config.QPS, config.Burst = 2000, 4000
+	if b.client, err = kubernetes.NewForConfig(config); err != nil {
+		return r, err
+	}
+	b.watchPVs()
+	setups := []*setup{
+		{name: "default", args: []string{"--v=1"}},
+		{name: "qps200", args: []string{"--v=1", "--kube-api-qps=200", "--kube-api-burst=400"}},
+	}
+	for _, s := range setups {
+		if err := b.prepare(s); err != nil {
+			return r, err
+		}
+	}
+	for _, s := range setups {
+		for _, cross := range []bool{true, false} {
+			for _, n := range sizes {
+				row, err := b.throughput(s, cross, n)
+				if err != nil {
+					return r, err
+				}
+				r.throughput = append(r.throughput, row)
+				logf("%s", row)
+			}
+		}
+	}
+	if r.latency, err = b.latency(setups[0], 50); err != nil {
+		return r, err
+	}
+	if r.grantLatency, err = b.grantLatency(setups[0], 20); err != nil {
+		return r, err
+	}
+	if r.cost, err = b.apiCost(setups[0], 100); err != nil {
+		return r, err
+	}
+	r.memory, err = b.memory(objects)
+	return r, err
+}
+
+// prepare starts the setup's driver and sidecar and a snapshot to restore.
+func (b *bench) prepare(s *setup) error {
+	driver := "bench-" + s.name + ".csi.example.com"
+	var err error
+	if s.stack, err = b.env.StartStack(b.ctx, driver, nil); err != nil {
+		return err
+	}
+	if s.sidecar, err = b.env.StartSidecar(b.ctx, s.stack, s.name, s.args...); err != nil {
+		return err
+	}
+	s.class, s.srcNS = "bench-"+s.name, "bench-src-"+s.name
+	if err := b.storageClass(s.class, driver); err != nil {
+		return err
+	}
+	if err := b.namespace(s.srcNS); err != nil {
+		return err
+	}
+	if err := b.createClaims(s.srcNS, s.class, []string{"source"}, nil); err != nil {
+		return err
+	}
+	if err := b.waitBound(s.srcNS, "source"); err != nil {
+		return err
+	}
+	return b.snapshot(s.srcNS, "snap", "source", driver)
+}
+
+// throughput creates n claims at once and measures until each has a PV.
+func (b *bench) throughput(s *setup, cross bool, n int) (throughputRow, error) {
+	kind := "plain"
+	if cross {
+		kind = "cross-namespace"
+	}
+	ns := fmt.Sprintf("bench-%s-%s-%d", s.name, map[bool]string{true: "x", false: "p"}[cross], n)
+	if err := b.namespace(ns); err != nil {
+		return throughputRow{}, err
+	}
+	var source *v1.TypedObjectReference
+	if cross {
+		if err := b.grant(s.srcNS, "allow-"+ns, ns); err != nil {
+			return throughputRow{}, err
+		}
+		source = snapshotRef(s.srcNS, "snap")
+	}
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("claim-%04d", i)
+	}
+	start := time.Now()
+	created := map[string]time.Time{}
+	var mu sync.Mutex
+	if err := b.createClaimsTimed(ns, s.class, names, source, func(pvName string, at time.Time) {
+		mu.Lock()
+		created[pvName] = at
+		mu.Unlock()
+	}); err != nil {
+		return throughputRow{}, err
+	}
+	latencies, err := b.waitPVs(created, 15*time.Minute)
+	if err != nil {
+		return throughputRow{}, err
+	}
+	elapsed := time.Since(start)
+	_ = latencies
+	return throughputRow{setup: s.name, kind: kind, n: n, seconds: elapsed.Seconds(), perSecond: float64(n) / elapsed.Seconds()}, nil
+}
+
+// waitPVs waits until every PV in created was seen and returns the
+// creation-to-PV latencies.
+func (b *bench) waitPVs(created map[string]time.Time, timeout time.Duration) ([]time.Duration, error) {
+	var latencies []time.Duration
+	err := wait.PollUntilContextTimeout(b.ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		latencies = latencies[:0]
+		for pv, at := range created {
+			seen, ok := b.seen.Load(pv)
+			if !ok {
+				return false, nil
+			}
+			latencies = append(latencies, seen.(time.Time).Sub(at))
+		}
+		return true, nil
+	})
+	slices.Sort(latencies)
+	return latencies, err
+}
+
+// watchPVs records when each PV appears.
+func (b *bench) watchPVs() {
+	factory := informers.NewSharedInformerFactory(b.client, 0)
+	inf := factory.Core().V1().PersistentVolumes().Informer()
+	_, _ = inf.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: func(obj any) {
+		if pv, ok := obj.(*v1.PersistentVolume); ok {
+			b.seen.LoadOrStore(pv.Name, time.Now())
+		}
+	}})
+	factory.Start(b.ctx.Done())
+	factory.WaitForCacheSync(b.ctx.Done())
+}
+
+func snapshotRef(namespace, name string) *v1.TypedObjectReference {
+	group := "snapshot.storage.k8s.io"
+	return &v1.TypedObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: name, Namespace: &namespace}
+}
+
+func (b *bench) createClaims(ns, class string, names []string, source *v1.TypedObjectReference) error {
+	return b.createClaimsTimed(ns, class, names, source, func(string, time.Time) {})
+}
+
+// createClaimsTimed creates the claims with 32 workers and reports, for
+// each, the name of its future PV and when its creation returned.
+func (b *bench) createClaimsTimed(ns, class string, names []string, source *v1.TypedObjectReference, done func(pvName string, at time.Time)) error {
+	work := make(chan string)
+	errs := make(chan error, len(names))
+	var wg sync.WaitGroup
+	for range 32 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for name := range work {
+				claim := &v1.PersistentVolumeClaim{
+					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+					Spec: v1.PersistentVolumeClaimSpec{StorageClassName: &class, DataSourceRef: source,
+						AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+						Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Mi")}}},
+				}
+				c, err := b.client.CoreV1().PersistentVolumeClaims(ns).Create(b.ctx, claim, metav1.CreateOptions{})
+				if err != nil {
+					errs <- err
+					continue
+				}
+				done("pvc-"+string(c.UID), time.Now())
+			}
+		}()
+	}
+	for _, n := range names {
+		work <- n
+	}
+	close(work)
+	wg.Wait()
+	close(errs)
+	return <-errs
+}
+
+func (b *bench) waitBound(ns, name string) error {
+	return wait.PollUntilContextTimeout(b.ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		c, err := b.client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && c.Status.Phase == v1.ClaimBound, nil
+	})
+}
+
+func (b *bench) namespace(name string) error {
+	_, err := b.client.CoreV1().Namespaces().Create(b.ctx, &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	return err
+}
+
+func (b *bench) storageClass(name, driver string) error {
+	_, err := b.client.StorageV1().StorageClasses().Create(b.ctx, &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: driver}, metav1.CreateOptions{})
+	return err
+}
+
+func (b *bench) snapshot(ns, name, claim, driver string) error {
+	className := driver + "-snapclass"
+	if _, err := b.env.Snaps.SnapshotV1().VolumeSnapshotClasses().Create(b.ctx, &snapv1.VolumeSnapshotClass{
+		ObjectMeta: metav1.ObjectMeta{Name: className}, Driver: driver, DeletionPolicy: snapv1.VolumeSnapshotContentDelete}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	if _, err := b.env.Snaps.SnapshotV1().VolumeSnapshots(ns).Create(b.ctx, &snapv1.VolumeSnapshot{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: &claim},
+			VolumeSnapshotClassName: &className}}, metav1.CreateOptions{}); err != nil {
+		return err
+	}
+	return wait.PollUntilContextTimeout(b.ctx, 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		s, err := b.env.Snaps.SnapshotV1().VolumeSnapshots(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && s.Status != nil && s.Status.ReadyToUse != nil && *s.Status.ReadyToUse, nil
+	})
+}
+
+// grant lets claims of fromNS use every snapshot of ns.
+func (b *bench) grant(ns, name, fromNS string) error {
+	_, err := b.env.Gateway.GatewayV1().ReferenceGrants(ns).Create(b.ctx, &gatewayv1.ReferenceGrant{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: gatewayv1.ReferenceGrantSpec{
+			From: []gatewayv1.ReferenceGrantFrom{{Kind: "PersistentVolumeClaim", Namespace: gatewayv1.Namespace(fromNS)}},
+			To:   []gatewayv1.ReferenceGrantTo{{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}},
+		}}, metav1.CreateOptions{})
+	return err
+}

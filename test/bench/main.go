@@ -1,0 +1,79 @@
+// Command bench measures the sidecar on the local control plane and the
+// local CSI driver (package localenv) and prints a table: throughput at the
+// default and at a raised client rate limit, latency, API requests per
+// claim, and memory and CPU with thousands of objects in the cluster. Run it
+// with `make bench`. Nothing here asserts a time: it reports.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/xns-csi/csi-provisioner/test/localenv"
+)
+
+func main() {
+	sizes := flag.String("sizes", "100,500,1000", "claim counts of the throughput runs")
+	objects := flag.Int("objects", 5000, "PVCs, VolumeSnapshots and ReferenceGrants in the cluster for the memory run")
+	out := flag.String("out", "", "also write the table to this file")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *sizes, *objects, *out); err != nil {
+		fmt.Fprintln(os.Stderr, "bench failed:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, sizesFlag string, objects int, out string) error {
+	var sizes []int
+	for _, s := range strings.Split(sizesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("-sizes: %w", err)
+		}
+		sizes = append(sizes, n)
+	}
+	root, err := localenv.RepoRoot()
+	if err != nil {
+		return err
+	}
+	work := filepath.Join(root, ".cache", "bench")
+	_ = os.RemoveAll(work)
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return err
+	}
+	logf("starting the local cluster (logs in %s)", work)
+	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, Progress: func(s string) { logf("  %s", s) }})
+	if env != nil {
+		defer env.Stop()
+	}
+	if err != nil {
+		return err
+	}
+	if err := env.InstallCRDs(ctx, "gateway.networking.k8s.io_referencegrants.yaml"); err != nil {
+		return err
+	}
+	b := &bench{ctx: ctx, env: env}
+	results, err := b.all(sizes, objects)
+	table := results.String()
+	fmt.Print(table)
+	if out != "" {
+		if werr := os.WriteFile(out, []byte(table), 0o644); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+}

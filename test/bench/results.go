@@ -1,0 +1,80 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+type throughputRow struct {
+	setup, kind        string
+	n                  int
+	seconds, perSecond float64
+}
+
+func (r throughputRow) String() string {
+	return fmt.Sprintf("| %s | %s | %d | %.1f | %.1f |", r.setup, r.kind, r.n, r.seconds, r.perSecond)
+}
+
+type costRow struct {
+	claims        int
+	reads, writes float64
+	byMethod      []string
+}
+
+type memoryRow struct {
+	objects             int
+	peakMiB, cpuSeconds float64
+}
+
+// results are the figures of one run.
+type results struct {
+	throughput   []throughputRow
+	latency      []time.Duration
+	grantLatency []time.Duration
+	cost         costRow
+	memory       memoryRow
+}
+
+func (r *results) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n# csi-provisioner benchmark (%s, %d CPUs, %s)\n\n", runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02"))
+	b.WriteString("## Throughput: claims created at once until each has its PV\n\n")
+	b.WriteString("| sidecar flags | claims | N | seconds | PVCs/s |\n|---|---|---|---|---|\n")
+	for _, row := range r.throughput {
+		b.WriteString(row.String() + "\n")
+	}
+	b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400.\n")
+	b.WriteString("\n## Latency\n\n| measurement | claims | p50 | p95 | p99 |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| PVC created -> PV created (one at a time, default flags) | %d | %s | %s | %s |\n",
+		len(r.latency), pct(r.latency, 50), pct(r.latency, 95), pct(r.latency, 99))
+	fmt.Fprintf(&b, "| grant created after the PVC -> PV created | %d | %s | %s | %s |\n",
+		len(r.grantLatency), pct(r.grantLatency, 50), pct(r.grantLatency, 95), pct(r.grantLatency, 99))
+	b.WriteString("\n## API cost per provisioned cross-namespace claim (client-go rest_client_requests_total, default flags)\n\n")
+	if r.cost.claims > 0 {
+		n := float64(r.cost.claims)
+		fmt.Fprintf(&b, "| claims | reads/claim | writes/claim | by method (total) |\n|---|---|---|---|\n| %d | %.2f | %.2f | %s |\n",
+			r.cost.claims, r.cost.reads/n, r.cost.writes/n, strings.Join(sortedCopy(r.cost.byMethod), ", "))
+	}
+	b.WriteString("\n## Memory and CPU of a sidecar starting with many objects in the cluster\n\n")
+	fmt.Fprintf(&b, "| PVCs, VolumeSnapshots, ReferenceGrants each | peak RSS (MiB) | CPU seconds to sync + 10s |\n|---|---|---|\n| %d | %.1f | %.2f |\n",
+		r.memory.objects, r.memory.peakMiB, r.memory.cpuSeconds)
+	return b.String()
+}
+
+func pct(sorted []time.Duration, p int) string {
+	if len(sorted) == 0 {
+		return "-"
+	}
+	i := (len(sorted)*p + 99) / 100
+	if i > 0 {
+		i--
+	}
+	return sorted[i].Round(time.Millisecond).String()
+}
+
+func sorted(d []time.Duration) []time.Duration { slices.Sort(d); return d }
+
+func sortedCopy(s []string) []string { c := slices.Clone(s); slices.Sort(c); return c }
