@@ -28,6 +28,9 @@ type bench struct {
 	env    *localenv.Env
 	client kubernetes.Interface // a fast client for creating load
 	seen   sync.Map             // PV name -> time the bench saw it
+	// setups names the configurations to run; throughputOnly skips the rest.
+	setups         []string
+	throughputOnly bool
 }
 
 // setup is one sidecar configuration under test, with its own driver.
@@ -51,9 +54,17 @@ func (b *bench) all(sizes []int, objects int) (*results, error) {
 		return r, err
 	}
 	b.watchPVs()
-	setups := []*setup{
-		{name: "default", args: []string{"--v=1"}},
-		{name: "qps200", args: []string{"--v=1", "--kube-api-qps=200", "--kube-api-burst=400"}},
+	known := map[string][]string{
+		"default": {"--v=1"},
+		"qps200":  {"--v=1", "--kube-api-qps=200", "--kube-api-burst=400"},
+	}
+	var setups []*setup
+	for _, name := range b.setups {
+		args, ok := known[name]
+		if !ok {
+			return r, fmt.Errorf("unknown setup %q", name)
+		}
+		setups = append(setups, &setup{name: name, args: args})
 	}
 	for _, s := range setups {
 		if err := b.prepare(s); err != nil {
@@ -71,6 +82,9 @@ func (b *bench) all(sizes []int, objects int) (*results, error) {
 				logf("%s", row)
 			}
 		}
+	}
+	if b.throughputOnly {
+		return r, nil
 	}
 	if r.latency, err = b.latency(setups[0], 50); err != nil {
 		return r, err
@@ -132,6 +146,7 @@ func (b *bench) throughput(s *setup, cross bool, n int) (throughputRow, error) {
 	for i := range names {
 		names[i] = fmt.Sprintf("claim-%04d", i)
 	}
+	cpuBefore := b.cpu(s)
 	start := time.Now()
 	created := map[string]time.Time{}
 	var mu sync.Mutex
@@ -142,13 +157,34 @@ func (b *bench) throughput(s *setup, cross bool, n int) (throughputRow, error) {
 	}); err != nil {
 		return throughputRow{}, err
 	}
-	latencies, err := b.waitPVs(created, 15*time.Minute)
-	if err != nil {
+	if _, err := b.waitPVs(created, 15*time.Minute); err != nil {
 		return throughputRow{}, err
 	}
 	elapsed := time.Since(start)
-	_ = latencies
-	return throughputRow{setup: s.name, kind: kind, n: n, seconds: elapsed.Seconds(), perSecond: float64(n) / elapsed.Seconds()}, nil
+	cpuAfter := b.cpu(s)
+	row := throughputRow{setup: s.name, kind: kind, n: n, seconds: elapsed.Seconds(), perSecond: float64(n) / elapsed.Seconds()}
+	for i := range cpuProcesses {
+		row.cpu = append(row.cpu, 100*(cpuAfter[i]-cpuBefore[i])/elapsed.Seconds())
+	}
+	return row, nil
+}
+
+// cpuProcesses are the processes whose CPU use a throughput row reports.
+var cpuProcesses = []string{"sidecar", "kube-apiserver", "etcd", "kube-controller-manager"}
+
+// cpu returns the CPU seconds used so far by cpuProcesses.
+func (b *bench) cpu(s *setup) []float64 {
+	pids := []int{s.sidecar.PID()}
+	for _, name := range cpuProcesses[1:] {
+		pids = append(pids, b.env.Cluster.Process(name).PID())
+	}
+	out := make([]float64, len(pids))
+	for i, pid := range pids {
+		if row, err := readProc(pid, 0); err == nil {
+			out[i] = row.cpuSeconds
+		}
+	}
+	return out
 }
 
 // waitPVs waits until every PV in created was seen and returns the

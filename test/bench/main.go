@@ -24,18 +24,27 @@ func main() {
 	sizes := flag.String("sizes", "100,500,1000", "claim counts of the throughput runs")
 	objects := flag.Int("objects", 5000, "PVCs, VolumeSnapshots and ReferenceGrants in the cluster for the memory run")
 	out := flag.String("out", "", "also write the table to this file")
+	setups := flag.String("setups", "default,qps200", "sidecar configurations to measure")
+	throughputOnly := flag.Bool("throughput-only", false, "skip the latency, API cost and memory measurements")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *sizes, *objects, *out); err != nil {
+	if err := run(ctx, options{sizes: *sizes, objects: *objects, out: *out, setups: *setups, throughputOnly: *throughputOnly}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench failed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, sizesFlag string, objects int, out string) error {
+// options are the command line.
+type options struct {
+	sizes, out, setups string
+	objects            int
+	throughputOnly     bool
+}
+
+func run(ctx context.Context, o options) error {
 	var sizes []int
-	for _, s := range strings.Split(sizesFlag, ",") {
+	for _, s := range strings.Split(o.sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
 			return fmt.Errorf("-sizes: %w", err)
@@ -62,12 +71,12 @@ func run(ctx context.Context, sizesFlag string, objects int, out string) error {
 	if err := env.InstallCRDs(ctx, "gateway.networking.k8s.io_referencegrants.yaml"); err != nil {
 		return err
 	}
-	b := &bench{ctx: ctx, env: env}
-	results, err := b.all(sizes, objects)
+	b := &bench{ctx: ctx, env: env, setups: strings.Split(o.setups, ","), throughputOnly: o.throughputOnly}
+	results, err := b.all(sizes, o.objects)
 	table := results.String()
 	fmt.Print(table)
-	if out != "" {
-		if werr := os.WriteFile(out, []byte(table), 0o644); werr != nil {
+	if o.out != "" {
+		if werr := os.WriteFile(o.out, []byte(table), 0o644); werr != nil {
 			return werr
 		}
 	}

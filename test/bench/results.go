@@ -12,10 +12,15 @@ type throughputRow struct {
 	setup, kind        string
 	n                  int
 	seconds, perSecond float64
+	cpu                []float64 // % of one core, per cpuProcesses
 }
 
 func (r throughputRow) String() string {
-	return fmt.Sprintf("| %s | %s | %d | %.1f | %.1f |", r.setup, r.kind, r.n, r.seconds, r.perSecond)
+	cpu := make([]string, len(r.cpu))
+	for i, c := range r.cpu {
+		cpu[i] = fmt.Sprintf("%.0f%%", c)
+	}
+	return fmt.Sprintf("| %s | %s | %d | %.1f | %.1f | %s |", r.setup, r.kind, r.n, r.seconds, r.perSecond, strings.Join(cpu, " / "))
 }
 
 type costRow struct {
@@ -42,11 +47,14 @@ func (r *results) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n# csi-provisioner benchmark (%s, %d CPUs, %s)\n\n", runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02"))
 	b.WriteString("## Throughput: claims created at once until each has its PV\n\n")
-	b.WriteString("| sidecar flags | claims | N | seconds | PVCs/s |\n|---|---|---|---|---|\n")
+	b.WriteString("| sidecar flags | claims | N | seconds | PVCs/s | CPU: sidecar / kube-apiserver / etcd / kube-controller-manager |\n|---|---|---|---|---|---|\n")
 	for _, row := range r.throughput {
 		b.WriteString(row.String() + "\n")
 	}
 	b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400.\n")
+	if r.latency == nil {
+		return b.String()
+	}
 	b.WriteString("\n## Latency\n\n| measurement | claims | p50 | p95 | p99 |\n|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| PVC created -> PV created (one at a time, default flags) | %d | %s | %s | %s |\n",
 		len(r.latency), pct(r.latency, 50), pct(r.latency, 95), pct(r.latency, 99))

@@ -175,3 +175,14 @@ func FreePort() (int, error) {
 	}
 	return p[0], nil
 }
+
+// Process returns the control-plane process with the given name
+// ("etcd", "kube-apiserver", "kube-controller-manager"), nil if none.
+func (c *Cluster) Process(name string) *Process {
+	for _, p := range c.processes {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
