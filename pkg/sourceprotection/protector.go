@@ -136,7 +136,13 @@ func (p *Protector) processNext(ctx context.Context) bool {
 	}
 	defer p.queue.Done(src)
 	if err := p.release(ctx, src); err != nil {
-		klog.FromContext(ctx).Error(err, "Cannot release data source", "source", src.String())
+		logger := klog.FromContext(ctx)
+		if apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
+			// The cache was behind (the patch tests the resourceVersion).
+			logger.V(4).Info("Retrying to release data source", "source", src.String(), "err", err)
+		} else {
+			logger.Error(err, "Cannot release data source", "source", src.String())
+		}
 		p.queue.AddRateLimited(src)
 		return true
 	}
