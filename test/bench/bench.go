@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -57,7 +58,7 @@ func (b *bench) all(sizes []int, objects int) (*results, error) {
 	b.watchPVs()
 	known := map[string][]string{
 		"default": {"--v=1"},
-		"qps200":  {"--v=1", "--kube-api-qps=200", "--kube-api-burst=400"},
+		"qps200":  {"--v=1", "--kube-api-qps=200", "--kube-api-burst=400", "--enable-pprof"},
 	}
 	var setups []*setup
 	for _, name := range b.setups {
@@ -153,6 +154,15 @@ func (b *bench) throughput(s *setup, cross bool, n int) (throughputRow, error) {
 		names[i] = fmt.Sprintf("claim-%04d", i)
 	}
 	cpuBefore := b.cpu(s)
+	if s.name == "qps200" && cross && n >= 1000 {
+		// Where the sidecar's CPU goes at the raised limit.
+		go func() {
+			url := "http://" + s.sidecar.HTTPAddr + "/debug/pprof/profile?seconds=8"
+			if err := saveProfile(url, filepath.Join(b.env.Work, "sidecar-cpu.pprof")); err != nil {
+				logf("no CPU profile: %v", err)
+			}
+		}()
+	}
 	start := time.Now()
 	created := map[string]time.Time{}
 	var mu sync.Mutex

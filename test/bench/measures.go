@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -178,7 +179,7 @@ func (b *bench) memory(objects int) (memoryRow, error) {
 	if err != nil {
 		return memoryRow{}, err
 	}
-	sc, err := b.env.StartSidecar(b.ctx, stack, "mem", "--v=1")
+	sc, err := b.env.StartSidecar(b.ctx, stack, "mem", "--v=1", "--enable-pprof")
 	if err != nil {
 		return memoryRow{}, err
 	}
@@ -186,6 +187,9 @@ func (b *bench) memory(objects int) (memoryRow, error) {
 		return memoryRow{}, err
 	}
 	time.Sleep(10 * time.Second) // the optional caches (grants, snapshots) sync too
+	if err := saveProfile("http://"+sc.HTTPAddr+"/debug/pprof/heap", filepath.Join(b.env.Work, "sidecar-heap.pprof")); err != nil {
+		logf("no heap profile: %v", err)
+	}
 	return readProc(sc.PID(), objects)
 }
 
@@ -211,4 +215,20 @@ func readProc(pid, objects int) (memoryRow, error) {
 	stime, _ := strconv.ParseFloat(fields[12], 64)
 	row.cpuSeconds = (utime + stime) / 100 // USER_HZ
 	return row, nil
+}
+
+// saveProfile downloads a pprof profile (inspect with go tool pprof).
+func saveProfile(url, path string) error {
+	resp, err := http.Get(url) //nolint:noctx // local endpoint
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(f, resp.Body)
+	return err
 }
