@@ -73,7 +73,7 @@ demo: build tools ## Play KEP-3294 Story 1 on a local cluster (KEEP=1 keeps it r
 	$(GO) run ./test/demo $(if $(KEEP),-keep)
 
 demo-down: ## Stop a demo cluster left behind (e.g. after kill -9).
-	-pkill -f '$(abspath $(CACHE))/demo' || true
+	-pkill -f '$(subst .cache,[.]cache,$(abspath $(CACHE)))/demo' || true
 	rm -rf $(CACHE)/demo
 
 verify: fmt vet ## gofmt and go vet.
