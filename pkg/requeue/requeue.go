@@ -10,6 +10,7 @@
 package requeue
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -113,9 +114,21 @@ func (c *Claims) GrantsChanged(namespace string) int {
 	if namespace != "" {
 		return c.Requeue(GrantKey(namespace))
 	}
+	return c.requeuePrefix(GrantKey(""))
+}
+
+// SnapshotsSynced re-queues every claim restoring a snapshot: the snapshot
+// cache just became usable, and claims refused while it was not must not
+// wait for their retry backoff.
+func (c *Claims) SnapshotsSynced() int {
+	return c.requeuePrefix(datasource.SnapshotKind + "/")
+}
+
+// requeuePrefix re-queues the claims under every index key with prefix.
+func (c *Claims) requeuePrefix(prefix string) int {
 	n := 0
 	for _, key := range c.GetIndexer().ListIndexFuncValues(SourceIndex) {
-		if len(key) > len("grant/") && key[:len("grant/")] == "grant/" {
+		if strings.HasPrefix(key, prefix) {
 			n += c.Requeue(key)
 		}
 	}

@@ -129,3 +129,18 @@ func TestSnapshotEventsRequeueItsClaims(t *testing.T) {
 		t.Errorf("a content update queued %v, want [cross]", got)
 	}
 }
+
+func TestSnapshotsSyncedRequeuesEveryClaimRestoringASnapshot(t *testing.T) {
+	claims, rec := startClaims(t,
+		claim("cross", "", snapshotRef("prod", "a")),
+		claim("local", "", snapshotRef("", "b")),
+		claim("bound", "pv-1", snapshotRef("prod", "a")),
+		claim("plain", "", nil),
+	)
+	if n := claims.SnapshotsSynced(); n != 2 {
+		t.Fatalf("SnapshotsSynced() re-queued %d claims, want the 2 pending restores", n)
+	}
+	if got := rec.take(); len(got) != 2 {
+		t.Errorf("queued %v", got)
+	}
+}

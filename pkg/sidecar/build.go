@@ -99,7 +99,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	}
 	factory := f.factory
 	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshotDiscovery,
-		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval})
+		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, OnSynced: func() { claims.SnapshotsSynced() }})
 	grants := referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gatewayDiscovery,
 		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval,
 		OnChange: func(namespace string) { claims.GrantsChanged(namespace) }})

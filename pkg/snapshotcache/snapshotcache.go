@@ -6,6 +6,7 @@ package snapshotcache
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -27,12 +28,23 @@ type Config struct {
 	Discovery discovery.DiscoveryInterface
 	// ResyncPeriod of the informers; PollInterval of discovery while absent.
 	ResyncPeriod, PollInterval time.Duration
+	// OnSynced, if set, is called once both caches have synced, so claims
+	// refused while they were not can be re-queued.
+	OnSynced func()
 }
 
 // Cache reads snapshots and contents from the informer caches.
 type Cache struct {
 	snapshots, contents               *optionalapi.API
 	snapshotHandlers, contentHandlers []cache.ResourceEventHandler
+	syncedCount                       atomic.Int32
+}
+
+// synced calls onSynced when the second of the two caches has synced.
+func (c *Cache) synced(onSynced func()) {
+	if c.syncedCount.Add(1) == 2 && onSynced != nil {
+		onSynced()
+	}
 }
 
 // AddSnapshotHandler adds h to the snapshot informer. Call before Run.
@@ -67,14 +79,16 @@ func New(cfg Config) *Cache {
 		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshots", NewInformer: func() cache.SharedIndexInformer {
 			return snapinformers.NewVolumeSnapshotInformer(cfg.Client, metav1.NamespaceAll, cfg.ResyncPeriod, cache.Indexers{})
 		}}},
-		Prepare: prepare(&c.snapshotHandlers),
+		Prepare:  prepare(&c.snapshotHandlers),
+		OnSynced: func(optionalapi.Candidate) { c.synced(cfg.OnSynced) },
 	})
 	c.contents = optionalapi.New(optionalapi.Config{
 		Name: "VolumeSnapshotContent", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
 		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshotcontents", NewInformer: func() cache.SharedIndexInformer {
 			return snapinformers.NewVolumeSnapshotContentInformer(cfg.Client, cfg.ResyncPeriod, cache.Indexers{})
 		}}},
-		Prepare: prepare(&c.contentHandlers),
+		Prepare:  prepare(&c.contentHandlers),
+		OnSynced: func(optionalapi.Candidate) { c.synced(cfg.OnSynced) },
 	})
 	return c
 }

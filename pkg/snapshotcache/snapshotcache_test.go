@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,7 +30,9 @@ func TestCacheWorksOnceTheSnapshotCRDsAreServed(t *testing.T) {
 		ManagedFields: []metav1.ManagedFieldsEntry{{Manager: "kubectl"}}}}
 	content := &snapv1.VolumeSnapshotContent{ObjectMeta: metav1.ObjectMeta{Name: "content"}}
 	disc := discoverytest.New()
-	c := New(Config{Client: snapfake.NewSimpleClientset(snap, content), Discovery: disc, PollInterval: 10 * time.Millisecond})
+	var syncs atomic.Int32
+	c := New(Config{Client: snapfake.NewSimpleClientset(snap, content), Discovery: disc, PollInterval: 10 * time.Millisecond,
+		OnSynced: func() { syncs.Add(1) }})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go c.Run(ctx)
@@ -58,5 +61,10 @@ func TestCacheWorksOnceTheSnapshotCRDsAreServed(t *testing.T) {
 	}
 	if s, err := c.GetSnapshot("prod", "absent"); err != nil || s != nil {
 		t.Errorf("an absent snapshot = %v, %v; want nil, nil", s, err)
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return syncs.Load() == 1, nil
+	}); err != nil {
+		t.Errorf("OnSynced was called %d times, want once both caches synced", syncs.Load())
 	}
 }
