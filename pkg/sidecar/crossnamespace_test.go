@@ -94,13 +94,7 @@ func TestGrantRevokedBeforeProvisioningIsRefused(t *testing.T) {
 
 func TestGrantRevokedDuringCreateVolumeLetsTheAttemptFinish(t *testing.T) {
 	// KEP-3294, Security, case 2: an attempt already past the check may finish.
-	e := startEnv(t, knownSnapshots("prod/foo-backup"))
-	e.createSnapshot("prod", "foo-backup", true)
-	e.createGrant("prod", "bar", "test", "foo-backup")
-	entered, release := make(chan struct{}), make(chan struct{})
-	e.driver.SetCreateVolumeHook(blockFirstCreate(entered, release))
-	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
-	e.await(entered, "CreateVolume")
+	e, claim, release := startStory1InFlight(t)
 	e.deleteGrant("prod", "bar")
 	close(release)
 	e.waitForPV(claim)

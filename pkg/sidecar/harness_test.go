@@ -416,3 +416,18 @@ func (e *env) await(ch <-chan struct{}, what string) {
 		e.t.Fatalf("timed out waiting for %s", what)
 	}
 }
+
+// startStory1InFlight plays KEP-3294's Story 1 up to the driver: a ready
+// snapshot prod/foo-backup, Alice's grant bar, Bob's claim test/foo-testing,
+// and the claim's CreateVolume held in the driver until release is closed.
+func startStory1InFlight(t *testing.T) (*env, *v1.PersistentVolumeClaim, chan struct{}) {
+	t.Helper()
+	e := startEnv(t, knownSnapshots("prod/foo-backup"))
+	e.createSnapshot("prod", "foo-backup", true)
+	e.createGrant("prod", "bar", "test", "foo-backup")
+	entered, release := make(chan struct{}), make(chan struct{})
+	e.driver.SetCreateVolumeHook(blockFirstCreate(entered, release))
+	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
+	e.await(entered, "CreateVolume")
+	return e, claim, release
+}

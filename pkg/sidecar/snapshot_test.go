@@ -36,13 +36,7 @@ func TestSnapshotNotReadyThenReadyIsProvisionedOnTheSnapshotEvent(t *testing.T) 
 }
 
 func TestSnapshotIsProtectedWhileRestoringAndReleasedAfter(t *testing.T) {
-	e := startEnv(t, knownSnapshots("prod/foo-backup"))
-	e.createSnapshot("prod", "foo-backup", true)
-	e.createGrant("prod", "bar", "test", "foo-backup")
-	entered, release := make(chan struct{}), make(chan struct{})
-	e.driver.SetCreateVolumeHook(blockFirstCreate(entered, release))
-	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
-	e.await(entered, "CreateVolume")
+	e, claim, release := startStory1InFlight(t)
 	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, sourceprotection.SnapshotFinalizer) {
 		t.Errorf("snapshot finalizers during CreateVolume = %v, want %s", f, sourceprotection.SnapshotFinalizer)
 	}
