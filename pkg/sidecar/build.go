@@ -8,7 +8,6 @@ import (
 
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
 
+	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
 	"github.com/xns-csi/csi-provisioner/pkg/features"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
@@ -56,8 +56,8 @@ type informerSet struct {
 	csiNodes cache.SharedIndexInformer
 }
 
-func newInformerSet(kube kubernetes.Interface, opts *Options) *informerSet {
-	factory := informers.NewSharedInformerFactoryWithOptions(kube, opts.ResyncPeriod, informers.WithTransform(stripManagedFields))
+func newInformerSet(kube kubernetes.Interface, opts *Options, driver string) *informerSet {
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, opts.ResyncPeriod, informers.WithTransform(cachetrim.Core(driver)))
 	return &informerSet{
 		factory:  factory,
 		claims:   factory.Core().V1().PersistentVolumeClaims().Informer(),
@@ -92,7 +92,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	if cfg.pollInterval == 0 {
 		cfg.pollInterval = optionalAPIPollInterval
 	}
-	f := newInformerSet(cfg.kube, opts)
+	f := newInformerSet(cfg.kube, opts, cfg.identity.name)
 	claims, err := requeue.NewClaims(f.claims)
 	if err != nil {
 		return nil, nil, err
@@ -173,15 +173,6 @@ func forgetDeleted(p *provisioner.Provisioner) cache.ResourceEventHandler {
 			p.ForgetClaim(claim.UID)
 		}
 	}}
-}
-
-// stripManagedFields is the informers' transform: managed fields are never
-// read and are often the largest part of an object.
-func stripManagedFields(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-	}
-	return obj, nil
 }
 
 // readiness reports ready once the caches synced and provisioning runs, or,

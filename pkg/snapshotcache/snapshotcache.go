@@ -12,11 +12,11 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	snapinformers "github.com/kubernetes-csi/external-snapshotter/client/v8/informers/externalversions/volumesnapshot/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
 	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
 )
 
@@ -61,9 +61,9 @@ func (c *Cache) AddContentHandler(h cache.ResourceEventHandler) {
 func New(cfg Config) *Cache {
 	gv := snapv1.SchemeGroupVersion
 	c := &Cache{}
-	prepare := func(handlers *[]cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
+	prepare := func(trim cache.TransformFunc, handlers *[]cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
 		return func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
-			if err := inf.SetTransform(StripUnused); err != nil {
+			if err := inf.SetTransform(trim); err != nil {
 				return err
 			}
 			for _, h := range *handlers {
@@ -79,7 +79,7 @@ func New(cfg Config) *Cache {
 		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshots", NewInformer: func() cache.SharedIndexInformer {
 			return snapinformers.NewVolumeSnapshotInformer(cfg.Client, metav1.NamespaceAll, cfg.ResyncPeriod, cache.Indexers{})
 		}}},
-		Prepare:  prepare(&c.snapshotHandlers),
+		Prepare:  prepare(cachetrim.Snapshot, &c.snapshotHandlers),
 		OnSynced: func(optionalapi.Candidate) { c.synced(cfg.OnSynced) },
 	})
 	c.contents = optionalapi.New(optionalapi.Config{
@@ -87,7 +87,7 @@ func New(cfg Config) *Cache {
 		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshotcontents", NewInformer: func() cache.SharedIndexInformer {
 			return snapinformers.NewVolumeSnapshotContentInformer(cfg.Client, cfg.ResyncPeriod, cache.Indexers{})
 		}}},
-		Prepare:  prepare(&c.contentHandlers),
+		Prepare:  prepare(cachetrim.Content, &c.contentHandlers),
 		OnSynced: func(optionalapi.Candidate) { c.synced(cfg.OnSynced) },
 	})
 	return c
@@ -133,18 +133,6 @@ func get(api *optionalapi.API, key string) (any, error) {
 	obj, exists, err := inf.GetIndexer().GetByKey(key)
 	if err != nil || !exists {
 		return nil, err
-	}
-	return obj, nil
-}
-
-// StripUnused is the informers' transform: it drops managed fields and the
-// last-applied annotation, which no decision reads, to keep memory low.
-func StripUnused(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
-		m.SetManagedFields(nil)
-		if a := m.GetAnnotations(); a != nil {
-			delete(a, "kubectl.kubernetes.io/last-applied-configuration")
-		}
 	}
 	return obj, nil
 }

@@ -45,16 +45,20 @@ type setup struct {
 	srcNS   string // holds the source volume and snapshot "snap"
 }
 
-func (b *bench) all(sizes []int, objects int) (*results, error) {
-	r := &results{}
-	config, err := b.env.Cluster.RESTConfig(cluster.Admin)
+// newBench returns a bench on env with a fast client for creating load.
+func newBench(ctx context.Context, env *localenv.Env) (*bench, error) {
+	config, err := env.Cluster.RESTConfig(cluster.Admin)
 	if err != nil {
-		return r, err
+		return nil, err
 	}
 	config.QPS, config.Burst = 2000, 4000
-	if b.client, err = kubernetes.NewForConfig(config); err != nil {
-		return r, err
-	}
+	client, err := kubernetes.NewForConfig(config)
+	return &bench{ctx: ctx, env: env, client: client}, err
+}
+
+// all runs every measurement but memory into r.
+func (b *bench) all(r *results, sizes []int) error {
+	var err error
 	b.watchPVs()
 	known := map[string][]string{
 		"default": {"--v=1"},
@@ -64,26 +68,26 @@ func (b *bench) all(sizes []int, objects int) (*results, error) {
 	for _, name := range b.setups {
 		args, ok := known[name]
 		if !ok {
-			return r, fmt.Errorf("unknown setup %q", name)
+			return fmt.Errorf("unknown setup %q", name)
 		}
 		setups = append(setups, &setup{name: name, args: args})
 	}
 	for _, s := range setups {
 		if err := b.prepare(s); err != nil {
-			return r, err
+			return err
 		}
 	}
 	if !b.throughputOnly {
 		// On a quiet cluster first: throughput runs leave kube-controller-
 		// manager with a backlog of claims to bind for a while.
 		if r.latency, err = b.latency(setups[0], 50); err != nil {
-			return r, err
+			return err
 		}
 		if r.grantLatency, err = b.grantLatency(setups[0], 20); err != nil {
-			return r, err
+			return err
 		}
 		if r.cost, err = b.apiCost(setups[0], 100); err != nil {
-			return r, err
+			return err
 		}
 	}
 	for _, s := range setups {
@@ -91,18 +95,14 @@ func (b *bench) all(sizes []int, objects int) (*results, error) {
 			for _, n := range sizes {
 				row, err := b.throughput(s, cross, n)
 				if err != nil {
-					return r, err
+					return err
 				}
 				r.throughput = append(r.throughput, row)
 				logf("%s", row)
 			}
 		}
 	}
-	if b.throughputOnly {
-		return r, nil
-	}
-	r.memory, err = b.memory(objects)
-	return r, err
+	return nil
 }
 
 // prepare starts the setup's driver and sidecar and a snapshot to restore.

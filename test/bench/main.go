@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
@@ -26,10 +27,13 @@ func main() {
 	out := flag.String("out", "", "also write the table to this file")
 	setups := flag.String("setups", "default,qps200", "sidecar configurations to measure")
 	throughputOnly := flag.Bool("throughput-only", false, "skip the latency, API cost and memory measurements")
+	memoryOnly := flag.Bool("memory-only", false, "run only the memory measurement")
+	keep := flag.Bool("keep", false, "keep each local cluster running after its measurements until interrupted")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, options{sizes: *sizes, objects: *objects, out: *out, setups: *setups, throughputOnly: *throughputOnly}); err != nil {
+	if err := run(ctx, options{sizes: *sizes, objects: *objects, out: *out, setups: *setups,
+		throughputOnly: *throughputOnly, memoryOnly: *memoryOnly, keep: *keep}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench failed:", err)
 		os.Exit(1)
 	}
@@ -37,9 +41,9 @@ func main() {
 
 // options are the command line.
 type options struct {
-	sizes, out, setups string
-	objects            int
-	throughputOnly     bool
+	sizes, out, setups               string
+	objects                          int
+	throughputOnly, memoryOnly, keep bool
 }
 
 func run(ctx context.Context, o options) error {
@@ -57,10 +61,37 @@ func run(ctx context.Context, o options) error {
 	}
 	work := filepath.Join(root, ".cache", "bench")
 	_ = os.RemoveAll(work)
+	r := &results{}
+	if !o.memoryOnly {
+		err = inCluster(ctx, root, work, o.keep, func(b *bench) error {
+			b.setups, b.throughputOnly = strings.Split(o.setups, ","), o.throughputOnly
+			return b.all(r, sizes)
+		})
+	}
+	if err == nil && !o.throughputOnly {
+		// On a control plane of its own, so that only its objects are there.
+		err = inCluster(ctx, root, filepath.Join(work, "memory"), o.keep, func(b *bench) (err error) {
+			r.memory, err = b.memory(o.objects)
+			return err
+		})
+	}
+	table := r.String()
+	fmt.Print(table)
+	if o.out != "" {
+		if werr := os.WriteFile(o.out, []byte(table), 0o644); werr != nil {
+			return werr
+		}
+	}
+	return err
+}
+
+// inCluster starts a local cluster with its logs in work, runs measure
+// against it and stops it (after an interrupt, with keep).
+func inCluster(ctx context.Context, root, work string, keep bool, measure func(*bench) error) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	logf("starting the local cluster (logs in %s)", work)
+	logf("starting a local cluster (logs in %s)", work)
 	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, Progress: func(s string) { logf("  %s", s) }})
 	if env != nil {
 		defer env.Stop()
@@ -71,14 +102,14 @@ func run(ctx context.Context, o options) error {
 	if err := env.InstallCRDs(ctx, "gateway.networking.k8s.io_referencegrants.yaml"); err != nil {
 		return err
 	}
-	b := &bench{ctx: ctx, env: env, setups: strings.Split(o.setups, ","), throughputOnly: o.throughputOnly}
-	results, err := b.all(sizes, o.objects)
-	table := results.String()
-	fmt.Print(table)
-	if o.out != "" {
-		if werr := os.WriteFile(o.out, []byte(table), 0o644); werr != nil {
-			return werr
-		}
+	b, err := newBench(ctx, env)
+	if err != nil {
+		return err
+	}
+	err = measure(b)
+	if keep {
+		logf("cluster kept running (KUBECONFIG=%s); interrupt to stop it", env.Cluster.Kubeconfig(cluster.Admin))
+		<-ctx.Done()
 	}
 	return err
 }

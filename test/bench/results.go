@@ -46,30 +46,37 @@ type results struct {
 func (r *results) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n# csi-provisioner benchmark (%s, %d CPUs, %s)\n\n", runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02"))
-	b.WriteString("## Throughput: claims created at once until each has its PV\n\n")
-	b.WriteString("| sidecar flags | claims | N | seconds | PVCs/s | CPU: sidecar / kube-apiserver / etcd / kube-controller-manager |\n|---|---|---|---|---|---|\n")
-	for _, row := range r.throughput {
-		b.WriteString(row.String() + "\n")
+	if r.throughput != nil {
+		b.WriteString("## Throughput: claims created at once until each has its PV\n\n")
+		b.WriteString("| sidecar flags | claims | N | seconds | PVCs/s | CPU: sidecar / kube-apiserver / etcd / kube-controller-manager |\n|---|---|---|---|---|---|\n")
+		for _, row := range r.throughput {
+			b.WriteString(row.String() + "\n")
+		}
+		b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400.\n")
 	}
-	b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400.\n")
-	if r.latency == nil {
-		return b.String()
+	if r.latency != nil {
+		r.writeLatencyAndCost(&b)
 	}
+	if r.memory.objects > 0 {
+		b.WriteString("\n## Memory and CPU of a sidecar starting with many objects in the cluster\n\n")
+		fmt.Fprintf(&b, "| PVCs, VolumeSnapshots, ReferenceGrants each | peak RSS (MiB) | CPU seconds to sync + 10s |\n|---|---|---|\n| %d | %.1f | %.2f |\n",
+			r.memory.objects, r.memory.peakMiB, r.memory.cpuSeconds)
+	}
+	return b.String()
+}
+
+func (r *results) writeLatencyAndCost(b *strings.Builder) {
 	b.WriteString("\n## Latency\n\n| measurement | claims | p50 | p95 | p99 |\n|---|---|---|---|---|\n")
-	fmt.Fprintf(&b, "| PVC created -> PV created (one at a time, default flags) | %d | %s | %s | %s |\n",
+	fmt.Fprintf(b, "| PVC created -> PV created (one at a time, default flags) | %d | %s | %s | %s |\n",
 		len(r.latency), pct(r.latency, 50), pct(r.latency, 95), pct(r.latency, 99))
-	fmt.Fprintf(&b, "| grant created after the PVC -> PV created | %d | %s | %s | %s |\n",
+	fmt.Fprintf(b, "| grant created after the PVC -> PV created | %d | %s | %s | %s |\n",
 		len(r.grantLatency), pct(r.grantLatency, 50), pct(r.grantLatency, 95), pct(r.grantLatency, 99))
 	b.WriteString("\n## API cost per provisioned cross-namespace claim (client-go rest_client_requests_total, default flags)\n\n")
 	if r.cost.claims > 0 {
 		n := float64(r.cost.claims)
-		fmt.Fprintf(&b, "| claims | reads/claim | writes/claim | by method (total) |\n|---|---|---|---|\n| %d | %.2f | %.2f | %s |\n",
+		fmt.Fprintf(b, "| claims | reads/claim | writes/claim | by method (total) |\n|---|---|---|---|\n| %d | %.2f | %.2f | %s |\n",
 			r.cost.claims, r.cost.reads/n, r.cost.writes/n, strings.Join(sortedCopy(r.cost.byMethod), ", "))
 	}
-	b.WriteString("\n## Memory and CPU of a sidecar starting with many objects in the cluster\n\n")
-	fmt.Fprintf(&b, "| PVCs, VolumeSnapshots, ReferenceGrants each | peak RSS (MiB) | CPU seconds to sync + 10s |\n|---|---|---|\n| %d | %.1f | %.2f |\n",
-		r.memory.objects, r.memory.peakMiB, r.memory.cpuSeconds)
-	return b.String()
 }
 
 func pct(sorted []time.Duration, p int) string {

@@ -1,0 +1,200 @@
+// Package cachetrim holds the informers' transforms. They keep in the caches
+// only the fields the sidecar's decisions read, so that its memory grows with
+// the objects it serves rather than with everything in the cluster
+// (docs/benchmarks.md has the figures).
+//
+// Each transform is idempotent and trims the decoded object in place: a
+// transform runs once per object version, before the object is cached and
+// before any event handler sees it.
+package cachetrim
+
+import (
+	"sync"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/xns-csi/csi-provisioner/pkg/snapshotsource"
+)
+
+// Annotations that tell which provisioner serves a claim or made a volume.
+const (
+	annStorageProvisioner     = "volume.kubernetes.io/storage-provisioner"
+	annBetaStorageProvisioner = "volume.beta.kubernetes.io/storage-provisioner"
+	annProvisionedBy          = "pv.kubernetes.io/provisioned-by"
+	annMigratedTo             = "pv.kubernetes.io/migrated-to"
+	annLastApplied            = "kubectl.kubernetes.io/last-applied-configuration"
+)
+
+// Meta drops what no decision reads from any object: managed fields and
+// kubectl's last-applied annotation, often the largest parts of an object.
+func Meta(obj any) (any, error) {
+	if m, err := meta.Accessor(obj); err == nil {
+		m.SetManagedFields(nil)
+		if a := m.GetAnnotations(); a != nil {
+			delete(a, annLastApplied)
+		}
+	}
+	return obj, nil
+}
+
+// Core returns the transform of the core informers for the provisioner
+// named driver: claims and volumes are trimmed as described below, every
+// other object as by Meta.
+//
+// Claims of this driver, and claims no provisioner was chosen for
+// yet, keep every field but those Meta drops. A claim another provisioner
+// serves is read only by the "is it mine" tests and as a possible clone
+// source, so it keeps its identity, finalizers, provisioner annotation,
+// class, volume mode, bound volume and phase: its size, data source,
+// labels and status details are dropped.
+//
+// A volume that names neither driver as its provisioner nor as its CSI
+// driver is read only by the controller library's ownership and deletion
+// tests, so it keeps what those read: identity, finalizers, the
+// provisioned-by and migrated-to annotations, its claim, CSI driver,
+// reclaim policy and phase.
+func Core(driver string) cache.TransformFunc {
+	var shared sharedAnnotations
+	return func(obj any) (any, error) {
+		switch o := obj.(type) {
+		case *v1.PersistentVolumeClaim:
+			if name, key := claimProvisioner(o); name != "" && name != driver {
+				trimClaim(o, shared.get(key, name)) // the shared map must not reach Meta
+				return o, nil
+			}
+		case *v1.PersistentVolume:
+			if !mayBeOurs(o, driver) {
+				trimVolume(o)
+				return o, nil
+			}
+		}
+		return Meta(obj)
+	}
+}
+
+func trimClaim(claim *v1.PersistentVolumeClaim, annotations map[string]string) {
+	claim.ObjectMeta = identity(claim.ObjectMeta)
+	claim.Annotations = annotations
+	claim.Spec = v1.PersistentVolumeClaimSpec{
+		VolumeName: claim.Spec.VolumeName, StorageClassName: claim.Spec.StorageClassName, VolumeMode: claim.Spec.VolumeMode,
+	}
+	claim.Status = v1.PersistentVolumeClaimStatus{Phase: claim.Status.Phase}
+}
+
+func trimVolume(pv *v1.PersistentVolume) {
+	pv.ObjectMeta = identity(pv.ObjectMeta, annProvisionedBy, annMigratedTo)
+	var source v1.PersistentVolumeSource
+	if pv.Spec.CSI != nil {
+		source.CSI = &v1.CSIPersistentVolumeSource{Driver: pv.Spec.CSI.Driver}
+	}
+	pv.Spec = v1.PersistentVolumeSpec{
+		PersistentVolumeSource: source, ClaimRef: pv.Spec.ClaimRef,
+		PersistentVolumeReclaimPolicy: pv.Spec.PersistentVolumeReclaimPolicy, StorageClassName: pv.Spec.StorageClassName,
+	}
+	pv.Status = v1.PersistentVolumeStatus{Phase: pv.Status.Phase}
+}
+
+// Snapshot is the VolumeSnapshot informer's transform: a restore reads the
+// bound content, readiness and restore size, and source protection the
+// identity and finalizers; nothing else is kept.
+func Snapshot(obj any) (any, error) {
+	snap, ok := obj.(*snapv1.VolumeSnapshot)
+	if !ok {
+		return Meta(obj)
+	}
+	snap.TypeMeta = metav1.TypeMeta{}
+	snap.ObjectMeta = identity(snap.ObjectMeta)
+	snap.Spec = snapv1.VolumeSnapshotSpec{}
+	if s := snap.Status; s != nil {
+		snap.Status = &snapv1.VolumeSnapshotStatus{
+			BoundVolumeSnapshotContentName: s.BoundVolumeSnapshotContentName, ReadyToUse: s.ReadyToUse, RestoreSize: s.RestoreSize,
+		}
+	}
+	return snap, nil
+}
+
+// Content is the VolumeSnapshotContent informer's transform: a restore
+// reads the snapshot it is bound to, its driver, handle, restore size and
+// source volume mode, and the annotations that allow a mode change.
+func Content(obj any) (any, error) {
+	content, ok := obj.(*snapv1.VolumeSnapshotContent)
+	if !ok {
+		return Meta(obj)
+	}
+	content.TypeMeta = metav1.TypeMeta{}
+	content.ObjectMeta = identity(content.ObjectMeta, snapshotsource.AllowVolumeModeChangeAnnotations...)
+	ref := content.Spec.VolumeSnapshotRef
+	content.Spec = snapv1.VolumeSnapshotContentSpec{
+		VolumeSnapshotRef: v1.ObjectReference{Namespace: ref.Namespace, Name: ref.Name, UID: ref.UID},
+		Driver:            content.Spec.Driver, SourceVolumeMode: content.Spec.SourceVolumeMode,
+	}
+	if s := content.Status; s != nil {
+		content.Status = &snapv1.VolumeSnapshotContentStatus{SnapshotHandle: s.SnapshotHandle, RestoreSize: s.RestoreSize}
+	}
+	return content, nil
+}
+
+// sharedAnnotations hands out one annotation map per provisioner for the
+// trimmed claims of that provisioner, instead of one per claim. Cached
+// objects are read-only, so they can share it.
+type sharedAnnotations struct {
+	mu   sync.Mutex
+	maps map[[2]string]map[string]string
+}
+
+func (s *sharedAnnotations) get(key, value string) map[string]string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m, ok := s.maps[[2]string{key, value}]
+	if !ok {
+		if s.maps == nil {
+			s.maps = map[[2]string]map[string]string{}
+		}
+		m = map[string]string{key: value}
+		s.maps[[2]string{key, value}] = m
+	}
+	return m
+}
+
+// claimProvisioner returns the provisioner a claim was handed to and the
+// annotation that says so, as the PV controller and the library read them.
+func claimProvisioner(c *v1.PersistentVolumeClaim) (name, key string) {
+	if name, ok := c.Annotations[annStorageProvisioner]; ok {
+		return name, annStorageProvisioner
+	}
+	return c.Annotations[annBetaStorageProvisioner], annBetaStorageProvisioner
+}
+
+// mayBeOurs tells whether driver made pv or could be asked to delete or
+// clone it: when an annotation or the CSI source names driver.
+func mayBeOurs(pv *v1.PersistentVolume, driver string) bool {
+	by, migrated := pv.Annotations[annProvisionedBy], pv.Annotations[annMigratedTo]
+	csi := ""
+	if pv.Spec.CSI != nil {
+		csi = pv.Spec.CSI.Driver
+	}
+	return by == driver || migrated == driver || csi == driver
+}
+
+// identity keeps of m what identifies and guards the object (name,
+// namespace, UID, resourceVersion, creation and deletion, finalizers) and
+// the annotations named by keep.
+func identity(m metav1.ObjectMeta, keep ...string) metav1.ObjectMeta {
+	out := metav1.ObjectMeta{
+		Name: m.Name, Namespace: m.Namespace, UID: m.UID, ResourceVersion: m.ResourceVersion,
+		CreationTimestamp: m.CreationTimestamp, DeletionTimestamp: m.DeletionTimestamp, Finalizers: m.Finalizers,
+	}
+	for _, k := range keep {
+		if v, ok := m.Annotations[k]; ok {
+			if out.Annotations == nil {
+				out.Annotations = make(map[string]string, len(keep))
+			}
+			out.Annotations[k] = v
+		}
+	}
+	return out
+}
