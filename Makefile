@@ -13,6 +13,9 @@ CACHE       := .cache
 TOOLS       := $(CACHE)/bin
 KUBE_TOOLS  := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager
 SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
+UPSTREAM    := $(TOOLS)/upstream-csi-provisioner
+# The upstream release test/tools/upstream pins, stamped into its --version.
+UPSTREAM_VERSION = $(lastword $(shell grep -o 'external-provisioner/v6 v[^ ]*' test/tools/upstream/go.mod))
 CRDS        := $(CACHE)/crds
 # PROGRESS turns `go build -v` output into a line every 200 packages, and
 # passes through anything else (errors, downloads).
@@ -27,7 +30,7 @@ build: ## Build the sidecar into bin/csi-provisioner (static) and the local test
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
 
-tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(CRDS)/.done ## Build the local control plane and snapshot controllers (cached in .cache/).
+tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(CRDS)/.done ## Build the local control plane, snapshot controllers and upstream provisioner (cached in .cache/).
 
 # kube-apiserver, kube-controller-manager and etcd from the Go module proxy,
 # through the wrapper module test/tools/kube (k8s.io/kubernetes has replace
@@ -44,6 +47,17 @@ $(SNAP_TOOLS) &: test/tools/snapshotter/go.mod test/tools/snapshotter/go.sum
 		github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller \
 		github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter 2>&1 | $(PROGRESS)
 	@touch $(SNAP_TOOLS)
+
+# The upstream kubernetes-csi external-provisioner, which the benchmark runs
+# side by side with ours, through the wrapper module test/tools/upstream (the
+# upstream module has replace directives too).
+$(UPSTREAM): test/tools/upstream/go.mod test/tools/upstream/go.sum
+	@echo ">> building upstream-csi-provisioner (external-provisioner $(UPSTREAM_VERSION))"
+	@mkdir -p $(TOOLS)
+	set -o pipefail; cd test/tools/upstream && GOFLAGS=-mod=mod $(GO) build -v -trimpath \
+		-ldflags '-X main.version=$(UPSTREAM_VERSION)' -o $(abspath $@) \
+		github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner 2>&1 | $(PROGRESS)
+	@touch $@
 
 # The CRDs come from the modules the sidecar is built with.
 $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod

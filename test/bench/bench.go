@@ -32,17 +32,19 @@ type bench struct {
 	// setups names the configurations to run; throughputOnly skips the rest.
 	setups         []string
 	throughputOnly bool
-	runs           int // numbers the throughput runs' namespaces
+	upstreamSizes  []int // claim counts of the upstream sidecar's throughput runs
+	runs           int   // numbers the throughput runs' namespaces
 }
 
 // setup is one sidecar configuration under test, with its own driver.
 type setup struct {
-	name    string
-	args    []string
-	stack   *localenv.Stack
-	sidecar *localenv.Sidecar
-	class   string
-	srcNS   string // holds the source volume and snapshot "snap"
+	name     string
+	args     []string
+	upstream bool // the upstream csi-provisioner rather than this sidecar
+	stack    *localenv.Stack
+	sidecar  *localenv.Sidecar
+	class    string
+	srcNS    string // holds the source volume and snapshot "snap"
 }
 
 // newBench returns a bench on env with a fast client for creating load.
@@ -60,17 +62,23 @@ func newBench(ctx context.Context, env *localenv.Env) (*bench, error) {
 func (b *bench) all(r *results, sizes []int) error {
 	var err error
 	b.watchPVs()
-	known := map[string][]string{
-		"default": {"--v=1"},
-		"qps200":  {"--v=1", "--kube-api-qps=200", "--kube-api-burst=400", "--enable-pprof"},
+	known := map[string]setup{
+		"default":  {args: []string{"--v=1"}},
+		"qps200":   {args: []string{"--v=1", "--kube-api-qps=200", "--kube-api-burst=400", "--enable-pprof"}},
+		"upstream": {args: []string{"--v=1"}, upstream: true}, // its defaults: qps 5, burst 10
 	}
 	var setups []*setup
 	for _, name := range b.setups {
-		args, ok := known[name]
+		k, ok := known[name]
 		if !ok {
 			return fmt.Errorf("unknown setup %q", name)
 		}
-		setups = append(setups, &setup{name: name, args: args})
+		setups = append(setups, &setup{name: name, args: k.args, upstream: k.upstream})
+		if k.upstream {
+			if r.upstream, err = b.env.UpstreamVersion(b.ctx); err != nil {
+				return fmt.Errorf("upstream csi-provisioner (make tools builds it): %w", err)
+			}
+		}
 	}
 	for _, s := range setups {
 		if err := b.prepare(s); err != nil {
@@ -92,7 +100,7 @@ func (b *bench) all(r *results, sizes []int) error {
 	}
 	for _, s := range setups {
 		for _, cross := range []bool{true, false} {
-			for _, n := range sizes {
+			for _, n := range map[bool][]int{false: sizes, true: b.upstreamSizes}[s.upstream] {
 				row, err := b.throughput(s, cross, n)
 				if err != nil {
 					return err
@@ -112,7 +120,11 @@ func (b *bench) prepare(s *setup) error {
 	if s.stack, err = b.env.StartStack(b.ctx, driver, nil); err != nil {
 		return err
 	}
-	if s.sidecar, err = b.env.StartSidecar(b.ctx, s.stack, s.name, s.args...); err != nil {
+	start := b.env.StartSidecar
+	if s.upstream {
+		start = b.env.StartUpstreamSidecar
+	}
+	if s.sidecar, err = start(b.ctx, s.stack, s.name, s.args...); err != nil {
 		return err
 	}
 	s.class, s.srcNS = "bench-"+s.name, "bench-src-"+s.name
@@ -196,8 +208,8 @@ func (b *bench) cpu(s *setup) []float64 {
 	}
 	out := make([]float64, len(pids))
 	for i, pid := range pids {
-		if row, err := readProc(pid, 0); err == nil {
-			out[i] = row.cpuSeconds
+		if cpu, err := cpuSeconds(pid); err == nil {
+			out[i] = cpu
 		}
 	}
 	return out

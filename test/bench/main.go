@@ -25,14 +25,15 @@ func main() {
 	sizes := flag.String("sizes", "100,500,1000", "claim counts of the throughput runs")
 	objects := flag.Int("objects", 5000, "PVCs, VolumeSnapshots and ReferenceGrants in the cluster for the memory run")
 	out := flag.String("out", "", "also write the table to this file")
-	setups := flag.String("setups", "default,qps200", "sidecar configurations to measure")
+	setups := flag.String("setups", "default,qps200,upstream", "sidecar configurations to measure (upstream: the upstream csi-provisioner at its defaults)")
+	upstreamSizes := flag.String("upstream-sizes", "100,500", "claim counts of the upstream csi-provisioner's throughput runs (it is slower)")
 	throughputOnly := flag.Bool("throughput-only", false, "skip the latency, API cost and memory measurements")
 	memoryOnly := flag.Bool("memory-only", false, "run only the memory measurement")
 	keep := flag.Bool("keep", false, "keep each local cluster running after its measurements until interrupted")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, options{sizes: *sizes, objects: *objects, out: *out, setups: *setups,
+	if err := run(ctx, options{sizes: *sizes, upstreamSizes: *upstreamSizes, objects: *objects, out: *out, setups: *setups,
 		throughputOnly: *throughputOnly, memoryOnly: *memoryOnly, keep: *keep}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench failed:", err)
 		os.Exit(1)
@@ -41,19 +42,19 @@ func main() {
 
 // options are the command line.
 type options struct {
-	sizes, out, setups               string
-	objects                          int
-	throughputOnly, memoryOnly, keep bool
+	sizes, upstreamSizes, out, setups string
+	objects                           int
+	throughputOnly, memoryOnly, keep  bool
 }
 
 func run(ctx context.Context, o options) error {
-	var sizes []int
-	for _, s := range strings.Split(o.sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			return fmt.Errorf("-sizes: %w", err)
-		}
-		sizes = append(sizes, n)
+	sizes, err := parseSizes(o.sizes)
+	if err != nil {
+		return fmt.Errorf("-sizes: %w", err)
+	}
+	upstreamSizes, err := parseSizes(o.upstreamSizes)
+	if err != nil {
+		return fmt.Errorf("-upstream-sizes: %w", err)
 	}
 	root, err := localenv.RepoRoot()
 	if err != nil {
@@ -64,7 +65,7 @@ func run(ctx context.Context, o options) error {
 	r := &results{}
 	if !o.memoryOnly {
 		err = inCluster(ctx, root, work, o.keep, func(b *bench) error {
-			b.setups, b.throughputOnly = strings.Split(o.setups, ","), o.throughputOnly
+			b.setups, b.throughputOnly, b.upstreamSizes = strings.Split(o.setups, ","), o.throughputOnly, upstreamSizes
 			return b.all(r, sizes)
 		})
 	}
@@ -112,6 +113,18 @@ func inCluster(ctx context.Context, root, work string, keep bool, measure func(*
 		<-ctx.Done()
 	}
 	return err
+}
+
+func parseSizes(list string) ([]int, error) {
+	var sizes []int
+	for _, s := range strings.Split(list, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return nil, err
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes, nil
 }
 
 func logf(format string, args ...any) {

@@ -6,16 +6,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-
-	"github.com/xns-csi/csi-provisioner/test/cluster"
 )
 
 // latency creates n cross-namespace claims one after the other and
@@ -132,89 +125,6 @@ func requests(addr string) (map[string]float64, error) {
 		}
 	}
 	return out, scanner.Err()
-}
-
-// memory fills the cluster with objects, starts a fresh sidecar and reads
-// its peak RSS and CPU time once its caches have synced.
-func (b *bench) memory(objects int) (memoryRow, error) {
-	const namespaces = 50
-	class := "bench-other"
-	if err := b.storageClass(class, "other.example.com"); err != nil { // claims no sidecar provisions
-		return memoryRow{}, err
-	}
-	per := objects / namespaces
-	for i := range namespaces {
-		ns := fmt.Sprintf("bench-mem-%02d", i)
-		if err := b.namespace(ns); err != nil {
-			return memoryRow{}, err
-		}
-		names := make([]string, per)
-		for j := range names {
-			names[j] = fmt.Sprintf("claim-%04d", j)
-		}
-		if err := b.createClaims(ns, class, names, snapshotRef("bench-src-default", "snap")); err != nil {
-			return memoryRow{}, err
-		}
-		for j := range per {
-			content := "absent"
-			if _, err := b.env.Snaps.SnapshotV1().VolumeSnapshots(ns).Create(b.ctx, &snapv1.VolumeSnapshot{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("snap-%04d", j), Namespace: ns},
-				Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: &content}}},
-				metav1.CreateOptions{}); err != nil {
-				return memoryRow{}, err
-			}
-			name := gatewayv1.ObjectName(fmt.Sprintf("snap-%04d", j))
-			if _, err := b.env.Gateway.GatewayV1().ReferenceGrants(ns).Create(b.ctx, &gatewayv1.ReferenceGrant{
-				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("grant-%04d", j), Namespace: ns},
-				Spec: gatewayv1.ReferenceGrantSpec{
-					From: []gatewayv1.ReferenceGrantFrom{{Kind: "PersistentVolumeClaim", Namespace: "somewhere"}},
-					To:   []gatewayv1.ReferenceGrantTo{{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot", Name: &name}},
-				}}, metav1.CreateOptions{}); err != nil {
-				return memoryRow{}, err
-			}
-		}
-		logf("memory run: %d/%d namespaces filled", i+1, namespaces)
-	}
-	stack, err := b.env.StartStack(b.ctx, "bench-mem.csi.example.com", nil)
-	if err != nil {
-		return memoryRow{}, err
-	}
-	sc, err := b.env.StartSidecar(b.ctx, stack, "mem", "--v=1", "--enable-pprof")
-	if err != nil {
-		return memoryRow{}, err
-	}
-	if err := cluster.WaitHealthy(b.ctx, "http://"+sc.HTTPAddr+"/readyz", "", sc.Process); err != nil {
-		return memoryRow{}, err
-	}
-	time.Sleep(10 * time.Second) // the optional caches (grants, snapshots) sync too
-	if err := saveProfile("http://"+sc.HTTPAddr+"/debug/pprof/heap", filepath.Join(b.env.Work, "sidecar-heap.pprof")); err != nil {
-		logf("no heap profile: %v", err)
-	}
-	return readProc(sc.PID(), objects)
-}
-
-// readProc reads peak RSS (VmHWM) and CPU seconds of a process.
-func readProc(pid, objects int) (memoryRow, error) {
-	row := memoryRow{objects: objects}
-	status, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "status"))
-	if err != nil {
-		return row, err
-	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if strings.HasPrefix(line, "VmHWM:") {
-			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
-			row.peakMiB = kb / 1024
-		}
-	}
-	stat, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return row, err
-	}
-	fields := strings.Fields(string(stat[strings.LastIndex(string(stat), ")")+2:]))
-	utime, _ := strconv.ParseFloat(fields[11], 64)
-	stime, _ := strconv.ParseFloat(fields[12], 64)
-	row.cpuSeconds = (utime + stime) / 100 // USER_HZ
-	return row, nil
 }
 
 // saveProfile downloads a pprof profile (inspect with go tool pprof).

@@ -30,8 +30,13 @@ type costRow struct {
 }
 
 type memoryRow struct {
-	objects             int
-	peakMiB, cpuSeconds float64
+	sidecar                               string
+	objects                               int
+	peakMiB, anonMiB, fileMiB, cpuSeconds float64
+}
+
+func (r memoryRow) String() string {
+	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | %.2f |", r.sidecar, r.objects, r.peakMiB, r.anonMiB, r.fileMiB, r.cpuSeconds)
 }
 
 // results are the figures of one run.
@@ -40,7 +45,8 @@ type results struct {
 	latency      []time.Duration
 	grantLatency []time.Duration
 	cost         costRow
-	memory       memoryRow
+	memory       []memoryRow
+	upstream     string // version of the upstream sidecar in the throughput runs
 }
 
 func (r *results) String() string {
@@ -52,15 +58,22 @@ func (r *results) String() string {
 		for _, row := range r.throughput {
 			b.WriteString(row.String() + "\n")
 		}
-		b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400.\n")
+		b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400")
+		if r.upstream != "" {
+			fmt.Fprintf(&b, "; `upstream` = the upstream csi-provisioner %s at its defaults (qps 5, burst 10)", r.upstream)
+		}
+		b.WriteString(".\n")
 	}
 	if r.latency != nil {
 		r.writeLatencyAndCost(&b)
 	}
-	if r.memory.objects > 0 {
+	if r.memory != nil {
 		b.WriteString("\n## Memory and CPU of a sidecar starting with many objects in the cluster\n\n")
-		fmt.Fprintf(&b, "| PVCs, VolumeSnapshots, ReferenceGrants each | peak RSS (MiB) | CPU seconds to sync + 10s |\n|---|---|---|\n| %d | %.1f | %.2f |\n",
-			r.memory.objects, r.memory.peakMiB, r.memory.cpuSeconds)
+		fmt.Fprintf(&b, "| sidecar | PVCs, VolumeSnapshots, ReferenceGrants each | peak RSS (MiB) | of it anonymous, peak | file-backed (code), peak | CPU seconds in the first %s |\n|---|---|---|---|---|---|\n", memoryWindow)
+		for _, row := range r.memory {
+			b.WriteString(row.String() + "\n")
+		}
+		fmt.Fprintf(&b, "\nMedian of %d runs each, one sidecar at a time, each started with its binary out of the page cache.\n", memoryRuns)
 	}
 	return b.String()
 }

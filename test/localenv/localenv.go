@@ -8,8 +8,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
@@ -152,21 +154,50 @@ func (e *Env) StartStack(ctx context.Context, name string, driverArgs []string) 
 // ServiceAccount, with the feature gate on and its HTTP endpoint on a free
 // port.
 func (e *Env) StartSidecar(ctx context.Context, s *Stack, id string, extra ...string) (*Sidecar, error) {
+	return e.startSidecar(ctx, s, s.Name+"-provisioner-"+id, filepath.Join(e.Root, "bin", "csi-provisioner"), cluster.Sidecar, "/healthz",
+		append([]string{"--feature-gates=CrossNamespaceSourceProvisioning=true", "--v=4"}, extra...))
+}
+
+// UpstreamVersion is the upstream csi-provisioner release that make tools
+// builds (test/tools/upstream).
+func (e *Env) UpstreamVersion(ctx context.Context) (string, error) {
+	out, err := exec.CommandContext(ctx, e.tool("upstream-csi-provisioner"), "--version").CombinedOutput()
+	if err != nil && len(out) == 0 {
+		return "", err
+	}
+	fields := strings.Fields(string(out)) // "<path> <version>"
+	if len(fields) == 0 {
+		return "", fmt.Errorf("upstream-csi-provisioner --version printed nothing")
+	}
+	return fields[len(fields)-1], nil
+}
+
+// StartUpstreamSidecar starts the upstream csi-provisioner like
+// StartSidecar, with its own name for the feature gate, to measure the two
+// side by side. It runs as the admin, as its RBAC differs from ours (it
+// updates VolumeSnapshots where we patch them), and has no /healthz: it
+// counts as started once it serves its metrics.
+func (e *Env) StartUpstreamSidecar(ctx context.Context, s *Stack, id string, extra ...string) (*Sidecar, error) {
+	return e.startSidecar(ctx, s, s.Name+"-upstream-"+id, e.tool("upstream-csi-provisioner"), cluster.Admin, "/metrics",
+		append([]string{"--feature-gates=CrossNamespaceVolumeDataSource=true", "--v=2"}, extra...))
+}
+
+func (e *Env) startSidecar(ctx context.Context, s *Stack, name, bin string, user cluster.User, healthPath string, extra []string) (*Sidecar, error) {
 	port, err := cluster.FreePort()
 	if err != nil {
 		return nil, err
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
-	args := append([]string{"--csi-address=" + s.Socket, "--kubeconfig=" + e.Cluster.Kubeconfig(cluster.Sidecar),
-		"--feature-gates=CrossNamespaceSourceProvisioning=true", "--http-endpoint=" + addr, "--v=4"}, extra...)
-	p, err := cluster.StartProcess(s.Name+"-provisioner-"+id, filepath.Join(e.Root, "bin", "csi-provisioner"), args, e.Work)
+	args := append([]string{"--csi-address=" + s.Socket, "--kubeconfig=" + e.Cluster.Kubeconfig(user),
+		"--http-endpoint=" + addr}, extra...)
+	p, err := cluster.StartProcess(name, bin, args, e.Work)
 	if err != nil {
 		return nil, err
 	}
 	e.processes = append(e.processes, p)
 	sc := &Sidecar{Process: p, HTTPAddr: addr}
 	s.Sidecars = append(s.Sidecars, sc)
-	return sc, cluster.WaitHealthy(ctx, "http://"+addr+"/healthz", "", p)
+	return sc, cluster.WaitHealthy(ctx, "http://"+addr+healthPath, "", p)
 }
 
 func (e *Env) start(name, bin string, args ...string) error {
