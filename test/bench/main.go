@@ -26,7 +26,7 @@ func main() {
 	objects := flag.Int("objects", 5000, "PVCs, VolumeSnapshots and ReferenceGrants in the cluster for the memory run")
 	out := flag.String("out", "", "also write the table to this file")
 	setups := flag.String("setups", "default,qps200,upstream", "sidecar configurations to measure (upstream: the upstream csi-provisioner at its defaults)")
-	upstreamSizes := flag.String("upstream-sizes", "100,500", "claim counts of the upstream csi-provisioner's throughput runs (it is slower)")
+	upstreamSizes := flag.String("upstream-sizes", "100", "claim counts of the upstream csi-provisioner's throughput runs (it is much slower)")
 	throughputOnly := flag.Bool("throughput-only", false, "skip the latency, API cost and memory measurements")
 	memoryOnly := flag.Bool("memory-only", false, "run only the memory measurement")
 	keep := flag.Bool("keep", false, "keep each local cluster running after its measurements until interrupted")
