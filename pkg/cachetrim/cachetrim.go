@@ -47,10 +47,12 @@ func Meta(obj any) (any, error) {
 //
 // Claims of this driver, and claims no provisioner was chosen for
 // yet, keep every field but those Meta drops. A claim another provisioner
-// serves is read only by the "is it mine" tests and as a possible clone
-// source, so it keeps its identity, finalizers, provisioner annotation,
-// class, volume mode, bound volume and phase: its size, data source,
-// labels and status details are dropped.
+// serves is read only by the "is it mine" tests, as a possible clone source,
+// and by source protection, whose finalizer is shared by all provisioners
+// and stays while any pending claim restores or clones the source. So it
+// keeps its identity, finalizers, provisioner annotation, class, volume
+// mode, data source, bound volume and phase: its size, labels and status
+// details are dropped.
 //
 // A volume that names neither driver as its provisioner nor as its CSI
 // driver is read only by the controller library's ownership and deletion
@@ -81,6 +83,7 @@ func trimClaim(claim *v1.PersistentVolumeClaim, annotations map[string]string) {
 	claim.Annotations = annotations
 	claim.Spec = v1.PersistentVolumeClaimSpec{
 		VolumeName: claim.Spec.VolumeName, StorageClassName: claim.Spec.StorageClassName, VolumeMode: claim.Spec.VolumeMode,
+		DataSource: claim.Spec.DataSource, DataSourceRef: claim.Spec.DataSourceRef,
 	}
 	claim.Status = v1.PersistentVolumeClaimStatus{Phase: claim.Status.Phase}
 }

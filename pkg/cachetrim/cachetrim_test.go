@@ -65,7 +65,10 @@ func fullClaim(annotations map[string]string) *v1.PersistentVolumeClaim {
 }
 
 func TestCoreClaims(t *testing.T) {
-	trimmedSpec := v1.PersistentVolumeClaimSpec{VolumeName: "pv-1", StorageClassName: ptr.To("fast"), VolumeMode: ptr.To(v1.PersistentVolumeBlock)}
+	// The data source stays: another sidecar's finalizer on it is released
+	// only when no pending claim of any provisioner uses the source.
+	trimmedSpec := v1.PersistentVolumeClaimSpec{VolumeName: "pv-1", StorageClassName: ptr.To("fast"), VolumeMode: ptr.To(v1.PersistentVolumeBlock),
+		DataSourceRef: &v1.TypedObjectReference{APIGroup: ptr.To("snapshot.storage.k8s.io"), Kind: "VolumeSnapshot", Name: "s", Namespace: ptr.To("src")}}
 	other := map[string]string{annStorageProvisioner: "other.example.com"}
 	otherBeta := map[string]string{annBetaStorageProvisioner: "other.example.com"}
 	tests := []struct {
