@@ -112,3 +112,28 @@ func (e *env) snapshotFinalizers(namespace, name string) []string {
 	}
 	return snap.Finalizers
 }
+
+// The snapshot finalizer is shared by every provisioner: the sidecar of
+// another driver added it for its own pending claim, and this one must not
+// release it, although its cache trims that claim to what it needs.
+func TestSnapshotFinalizerStaysWhileAnotherProvisionersClaimRestores(t *testing.T) {
+	e := startEnv(t, knownSnapshots("prod/foo-backup"))
+	e.createSnapshot("prod", "foo-backup", true)
+	e.createGrant("prod", "bar", "test", "foo-backup")
+	e.createClaim("test", "theirs", fromSnapshot("prod", "foo-backup"), func(c *v1.PersistentVolumeClaim) {
+		c.Annotations["volume.kubernetes.io/storage-provisioner"] = "other.example.com"
+	})
+	e.settle() // the claim reaches this sidecar's cache
+	snap, err := e.snaps.SnapshotV1().VolumeSnapshots("prod").Get(e.ctx, "foo-backup", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap.Finalizers = append(snap.Finalizers, sourceprotection.SnapshotFinalizer) // as the other sidecar does
+	if _, err := e.snaps.SnapshotV1().VolumeSnapshots("prod").Update(e.ctx, snap, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.settle() // the update reaches this sidecar's source protection
+	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, sourceprotection.SnapshotFinalizer) {
+		t.Errorf("snapshot finalizers = %v: this sidecar released the finalizer another provisioner's pending claim needs", f)
+	}
+}
