@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
 type throughputRow struct {
 	setup, kind        string
-	n                  int
+	n, done            int // claims created, and provisioned within the time limit
 	seconds, perSecond float64
 	cpu                []float64 // % of one core, per cpuProcesses
 }
@@ -20,7 +21,11 @@ func (r throughputRow) String() string {
 	for i, c := range r.cpu {
 		cpu[i] = fmt.Sprintf("%.0f%%", c)
 	}
-	return fmt.Sprintf("| %s | %s | %d | %.1f | %.1f | %s |", r.setup, r.kind, r.n, r.seconds, r.perSecond, strings.Join(cpu, " / "))
+	n := strconv.Itoa(r.n)
+	if r.done < r.n {
+		n += fmt.Sprintf(" (%d provisioned in the time limit)", r.done)
+	}
+	return fmt.Sprintf("| %s | %s | %s | %.1f | %.1f | %s |", r.setup, r.kind, n, r.seconds, r.perSecond, strings.Join(cpu, " / "))
 }
 
 type costRow struct {
@@ -60,7 +65,7 @@ func (r *results) String() string {
 		}
 		b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400")
 		if r.upstream != "" {
-			fmt.Fprintf(&b, "; `upstream` = the upstream csi-provisioner %s at its defaults (qps 5, burst 10)", r.upstream)
+			fmt.Fprintf(&b, "; `upstream` = the upstream csi-provisioner %s at its defaults (qps 5, burst 10), each run stopped after %s", r.upstream, upstreamLimit)
 		}
 		b.WriteString(".\n")
 	}
