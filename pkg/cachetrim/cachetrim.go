@@ -45,14 +45,13 @@ func Meta(obj any) (any, error) {
 // named driver: claims and volumes are trimmed as described below, every
 // other object as by Meta.
 //
-// Claims of this driver, and claims no provisioner was chosen for
-// yet, keep every field but those Meta drops. A claim another provisioner
-// serves is read only by the "is it mine" tests, as a possible clone source,
-// and by source protection, whose finalizer is shared by all provisioners
-// and stays while any pending claim restores or clones the source. So it
-// keeps its identity, finalizers, provisioner annotation, class, volume
-// mode, data source, bound volume and phase: its size, labels and status
-// details are dropped.
+// Claims of this driver, and claims no provisioner was chosen for yet,
+// keep every field but those Meta drops. A claim another provisioner serves
+// is read only by the "is it mine" tests, as a possible clone source, and by
+// source protection, whose finalizer is shared by all provisioners and stays
+// while any pending claim restores or clones the source. So it keeps its
+// identity, finalizers, provisioner annotation, class, volume mode, data
+// source, bound volume and phase; its size, labels and status details go.
 //
 // A volume that names neither driver as its provisioner nor as its CSI
 // driver is read only by the controller library's ownership and deletion
