@@ -40,7 +40,8 @@ type bench struct {
 type setup struct {
 	name     string
 	args     []string
-	upstream bool // the upstream csi-provisioner rather than this sidecar
+	upstream bool  // the upstream csi-provisioner rather than this sidecar
+	sizes    []int // claim counts of its throughput runs
 	stack    *localenv.Stack
 	sidecar  *localenv.Sidecar
 	class    string
@@ -73,7 +74,11 @@ func (b *bench) all(r *results, sizes []int) error {
 		if !ok {
 			return fmt.Errorf("unknown setup %q", name)
 		}
-		setups = append(setups, &setup{name: name, args: k.args, upstream: k.upstream})
+		sizes := sizes
+		if k.upstream {
+			sizes = b.upstreamSizes
+		}
+		setups = append(setups, &setup{name: name, args: k.args, upstream: k.upstream, sizes: sizes})
 		if k.upstream {
 			if r.upstream, err = b.env.UpstreamVersion(b.ctx); err != nil {
 				return fmt.Errorf("upstream csi-provisioner (make tools builds it): %w", err)
@@ -100,7 +105,7 @@ func (b *bench) all(r *results, sizes []int) error {
 	}
 	for _, s := range setups {
 		for _, cross := range []bool{true, false} {
-			for _, n := range map[bool][]int{false: sizes, true: b.upstreamSizes}[s.upstream] {
+			for _, n := range s.sizes {
 				row, err := b.throughput(s, cross, n)
 				if err != nil {
 					return err

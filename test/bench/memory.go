@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -42,12 +43,13 @@ func (b *bench) memory(objects int) ([]memoryRow, error) {
 	}
 	contenders := []struct {
 		name, binary string
+		profile      bool // save a heap profile of the first run
 		start        func(id string) (*localenv.Sidecar, error)
 	}{
-		{"this sidecar", filepath.Join(b.env.Root, "bin", "csi-provisioner"), func(id string) (*localenv.Sidecar, error) {
+		{"this sidecar", b.env.SidecarBinary(), true, func(id string) (*localenv.Sidecar, error) {
 			return b.env.StartSidecar(b.ctx, stack, id, "--v=1", "--enable-pprof")
 		}},
-		{"upstream csi-provisioner " + upstream, filepath.Join(b.env.Root, ".cache", "bin", "upstream-csi-provisioner"), func(id string) (*localenv.Sidecar, error) {
+		{"upstream csi-provisioner " + upstream, b.env.UpstreamBinary(), false, func(id string) (*localenv.Sidecar, error) {
 			return b.env.StartUpstreamSidecar(b.ctx, stack, id, "--v=1")
 		}},
 	}
@@ -65,7 +67,7 @@ func (b *bench) memory(objects int) ([]memoryRow, error) {
 				return nil, err
 			}
 			row, err := watchMemory(b.ctx, sc.PID(), memoryWindow)
-			if i == 0 && strings.HasPrefix(c.name, "this") {
+			if i == 0 && c.profile {
 				if err := saveProfile("http://"+sc.HTTPAddr+"/debug/pprof/heap", filepath.Join(b.env.Work, "sidecar-heap.pprof")); err != nil {
 					logf("no heap profile: %v", err)
 				}
@@ -78,7 +80,7 @@ func (b *bench) memory(objects int) ([]memoryRow, error) {
 			logf("memory: %s run %d: %s", c.name, i+1, row)
 			runs = append(runs, row)
 		}
-		slices.SortFunc(runs, func(a, b memoryRow) int { return int(a.peakMiB*1024 - b.peakMiB*1024) })
+		slices.SortFunc(runs, func(a, b memoryRow) int { return cmp.Compare(a.peakMiB, b.peakMiB) })
 		rows = append(rows, runs[len(runs)/2])
 	}
 	return rows, nil

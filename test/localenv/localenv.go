@@ -154,14 +154,20 @@ func (e *Env) StartStack(ctx context.Context, name string, driverArgs []string) 
 // ServiceAccount, with the feature gate on and its HTTP endpoint on a free
 // port.
 func (e *Env) StartSidecar(ctx context.Context, s *Stack, id string, extra ...string) (*Sidecar, error) {
-	return e.startSidecar(ctx, s, s.Name+"-provisioner-"+id, filepath.Join(e.Root, "bin", "csi-provisioner"), cluster.Sidecar, "/healthz",
+	return e.startSidecar(ctx, s, s.Name+"-provisioner-"+id, e.SidecarBinary(), cluster.Sidecar, "/healthz",
 		append([]string{"--feature-gates=CrossNamespaceSourceProvisioning=true", "--v=4"}, extra...))
 }
+
+// SidecarBinary is this sidecar's binary (make build).
+func (e *Env) SidecarBinary() string { return filepath.Join(e.Root, "bin", "csi-provisioner") }
+
+// UpstreamBinary is the upstream csi-provisioner's binary (make tools).
+func (e *Env) UpstreamBinary() string { return e.tool("upstream-csi-provisioner") }
 
 // UpstreamVersion is the upstream csi-provisioner release that make tools
 // builds (test/tools/upstream).
 func (e *Env) UpstreamVersion(ctx context.Context) (string, error) {
-	out, err := exec.CommandContext(ctx, e.tool("upstream-csi-provisioner"), "--version").CombinedOutput()
+	out, err := exec.CommandContext(ctx, e.UpstreamBinary(), "--version").CombinedOutput()
 	if err != nil && len(out) == 0 {
 		return "", err
 	}
@@ -178,7 +184,7 @@ func (e *Env) UpstreamVersion(ctx context.Context) (string, error) {
 // updates VolumeSnapshots where we patch them), and has no /healthz: it
 // counts as started once it serves its metrics.
 func (e *Env) StartUpstreamSidecar(ctx context.Context, s *Stack, id string, extra ...string) (*Sidecar, error) {
-	return e.startSidecar(ctx, s, s.Name+"-upstream-"+id, e.tool("upstream-csi-provisioner"), cluster.Admin, "/metrics",
+	return e.startSidecar(ctx, s, s.Name+"-upstream-"+id, e.UpstreamBinary(), cluster.Admin, "/metrics",
 		append([]string{"--feature-gates=CrossNamespaceVolumeDataSource=true", "--v=2"}, extra...))
 }
 
