@@ -140,6 +140,14 @@ func Content(obj any) (any, error) {
 	return content, nil
 }
 
+// maxSharedAnnotations bounds the provisioner names sharedAnnotations
+// interns. The annotation's value is written by whoever creates or edits a
+// claim, so an unbounded table would let any claim author grow the sidecar's
+// memory without limit (and its OOM restart would cost everyone). Real
+// clusters run a handful of provisioners; claims naming more get a map of
+// their own, which goes with the claim.
+const maxSharedAnnotations = 64
+
 // sharedAnnotations hands out one annotation map per provisioner for the
 // trimmed claims of that provisioner, instead of one per claim. Cached
 // objects are read-only, so they can share it.
@@ -151,14 +159,18 @@ type sharedAnnotations struct {
 func (s *sharedAnnotations) get(key, value string) map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	m, ok := s.maps[[2]string{key, value}]
-	if !ok {
-		if s.maps == nil {
-			s.maps = map[[2]string]map[string]string{}
-		}
-		m = map[string]string{key: value}
-		s.maps[[2]string{key, value}] = m
+	k := [2]string{key, value}
+	if m, ok := s.maps[k]; ok {
+		return m
 	}
+	m := map[string]string{key: value}
+	if len(s.maps) >= maxSharedAnnotations {
+		return m
+	}
+	if s.maps == nil {
+		s.maps = map[[2]string]map[string]string{}
+	}
+	s.maps[k] = m
 	return m
 }
 

@@ -2,6 +2,7 @@ package cachetrim
 
 import (
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -124,6 +125,26 @@ func TestCoreIsIdempotentAndSharesAnnotations(t *testing.T) {
 	ma, mb := a.(*v1.PersistentVolumeClaim).Annotations, b.(*v1.PersistentVolumeClaim).Annotations
 	if reflect.ValueOf(ma).Pointer() != reflect.ValueOf(mb).Pointer() {
 		t.Error("trimmed claims of one provisioner do not share their annotation map")
+	}
+}
+
+// TestSharedAnnotationsAreBounded: the provisioner annotation is written by
+// claim authors, so ever-new values must not grow the sidecar's memory.
+func TestSharedAnnotationsAreBounded(t *testing.T) {
+	var s sharedAnnotations
+	for i := range 10 * maxSharedAnnotations {
+		value := "provisioner-" + strconv.Itoa(i)
+		if m := s.get(annStorageProvisioner, value); m[annStorageProvisioner] != value {
+			t.Fatalf("get(%q) = %v", value, m)
+		}
+	}
+	if len(s.maps) > maxSharedAnnotations {
+		t.Errorf("%d annotation maps retained for %d distinct values, want at most %d",
+			len(s.maps), 10*maxSharedAnnotations, maxSharedAnnotations)
+	}
+	first, again := s.get(annStorageProvisioner, "provisioner-0"), s.get(annStorageProvisioner, "provisioner-0")
+	if reflect.ValueOf(first).Pointer() != reflect.ValueOf(again).Pointer() {
+		t.Error("the first provisioners seen no longer share their map")
 	}
 }
 

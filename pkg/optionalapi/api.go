@@ -1,11 +1,15 @@
 package optionalapi
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 )
@@ -21,17 +25,34 @@ type Candidate struct {
 	GroupVersion schema.GroupVersion
 	// Resource is the plural resource name, e.g. "referencegrants".
 	Resource string
-	// NewInformer builds, but does not run, an informer for this version.
-	// If Config.Prepare adds indexers, build it with non-nil Indexers
-	// (cache.Indexers{} will do): client-go panics when indexers are added
-	// to an informer built with nil ones.
-	NewInformer func() cache.SharedIndexInformer
+	// Object is an empty object of the type this version lists, e.g.
+	// &gatewayv1.ReferenceGrant{}.
+	Object runtime.Object
+	// ListWatch returns the calls that list and watch this version in every
+	// namespace. API builds the informer around them, so that it can tell
+	// when a list has succeeded (see API.Informer).
+	ListWatch func() *cache.ListWatch
 }
 
 // String names the candidate as group/version/resource, the form used in
 // messages.
 func (c Candidate) String() string {
 	return c.GroupVersion.String() + "/" + c.Resource
+}
+
+// NewListWatch builds a Candidate's ListWatch from the List and Watch
+// methods of a typed client, e.g.
+// NewListWatch(grants.List, grants.Watch).
+func NewListWatch[L runtime.Object](
+	list func(context.Context, metav1.ListOptions) (L, error),
+	watch func(context.Context, metav1.ListOptions) (watch.Interface, error),
+) *cache.ListWatch {
+	return &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			return list(ctx, opts)
+		},
+		WatchFuncWithContext: watch,
+	}
 }
 
 // groupResource is the resource.group form that RBAC rules and API server
@@ -52,13 +73,18 @@ type Config struct {
 	// PollInterval is how often discovery is re-checked while no candidate
 	// is served; DefaultPollInterval if zero.
 	PollInterval time.Duration
+	// ResyncPeriod is the informer's resync period; zero disables resyncs.
+	ResyncPeriod time.Duration
+	// Indexers are the informer's indexers.
+	Indexers cache.Indexers
 	// Prepare, if set, adds indexers, event handlers or a transform to the
 	// candidate's informer before it runs. It must not set a watch error
 	// handler: API sets its own to report list errors. An error stops Run
 	// and is then reported by Informer.
 	Prepare func(c Candidate, inf cache.SharedIndexInformer) error
-	// OnSynced, if set, is called once, from Run, when the informer has
-	// synced, so callers can re-queue work that waited for the API.
+	// OnSynced, if set, is called from Run when the informer has synced,
+	// and again each time it becomes usable after a lost watch (see
+	// API.Informer), so callers can re-queue work that waited for the API.
 	OnSynced func(c Candidate)
 }
 
@@ -84,6 +110,14 @@ func New(cfg Config) *API {
 // informer has synced, it returns an error that says in plain words why the
 // API cannot be used yet: not served (ErrNotServed), not allowed
 // (ErrForbidden) or not synced yet (ErrNotSynced).
+//
+// A synced cache stops being usable when its watch ends and the API server
+// refuses to list again (forbidden, unauthorized, or the version is no
+// longer served): the informer would serve its last copy for as long as the
+// refusal lasts, and a decision read from it could allow what its owner has
+// since withdrawn. Informer then returns the refusal until a complete list
+// succeeds again. Other errors (a connection lost while the API server
+// restarts) leave the cache usable: the reflector relists on its own.
 func (a *API) Informer() (cache.SharedIndexInformer, Candidate, error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()

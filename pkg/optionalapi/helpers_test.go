@@ -12,8 +12,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
-	gatewayinformersv1 "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1"
-	gatewayinformersv1beta1 "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1beta1"
 
 	"github.com/xns-csi/csi-provisioner/pkg/discoverytest"
 )
@@ -51,22 +49,26 @@ var (
 	v1beta1Grants = discoverytest.Resources("gateway.networking.k8s.io/v1beta1", "referencegrants")
 )
 
-// grantCandidates are the ReferenceGrant versions, v1 preferred, with
-// informers on client.
+// grantCandidates are the ReferenceGrant versions, v1 preferred, listed
+// and watched through client.
 func grantCandidates(client gatewayclientset.Interface) []Candidate {
 	return []Candidate{
 		{
 			GroupVersion: schema.GroupVersion{Group: gatewayv1.GroupName, Version: "v1"},
 			Resource:     "referencegrants",
-			NewInformer: func() cache.SharedIndexInformer {
-				return gatewayinformersv1.NewReferenceGrantInformer(client, metav1.NamespaceAll, 0, cache.Indexers{})
+			Object:       &gatewayv1.ReferenceGrant{},
+			ListWatch: func() *cache.ListWatch {
+				grants := client.GatewayV1().ReferenceGrants(metav1.NamespaceAll)
+				return NewListWatch(grants.List, grants.Watch)
 			},
 		},
 		{
 			GroupVersion: schema.GroupVersion{Group: gatewayv1beta1.GroupName, Version: "v1beta1"},
 			Resource:     "referencegrants",
-			NewInformer: func() cache.SharedIndexInformer {
-				return gatewayinformersv1beta1.NewReferenceGrantInformer(client, metav1.NamespaceAll, 0, cache.Indexers{})
+			Object:       &gatewayv1beta1.ReferenceGrant{},
+			ListWatch: func() *cache.ListWatch {
+				grants := client.GatewayV1beta1().ReferenceGrants(metav1.NamespaceAll)
+				return NewListWatch(grants.List, grants.Watch)
 			},
 		},
 	}

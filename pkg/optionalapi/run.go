@@ -2,7 +2,11 @@ package optionalapi
 
 import (
 	"context"
+	"maps"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
@@ -87,7 +91,12 @@ func (a *API) waitUntilServed(ctx context.Context) (chosen int, ok bool) {
 // build creates the candidate's informer, lets Config.Prepare configure it
 // and installs the handler that records list and watch errors.
 func (a *API) build(c Candidate) (cache.SharedIndexInformer, error) {
-	inf := c.NewInformer()
+	lw := &listWatch{ListWatch: c.ListWatch(), listed: a.listed}
+	indexers := cache.Indexers{} // not nil: Prepare may add more
+	maps.Copy(indexers, a.cfg.Indexers)
+	inf := cache.NewSharedIndexInformerWithOptions(lw, c.Object, cache.SharedIndexInformerOptions{
+		ResyncPeriod: a.cfg.ResyncPeriod, Indexers: indexers, ObjectDescription: c.String(),
+	})
 	if a.cfg.Prepare != nil {
 		if err := a.cfg.Prepare(c, inf); err != nil {
 			return nil, err
@@ -102,3 +111,49 @@ func (a *API) build(c Candidate) (cache.SharedIndexInformer, error) {
 	}
 	return inf, nil
 }
+
+// listed records a complete, successful list: the cache holds the API
+// server's current state again. If the cache had been refused after it
+// synced, it is usable again, and OnSynced says so.
+func (a *API) listed() {
+	a.mu.Lock()
+	recovered := a.status.synced && revokes(a.status.listErr)
+	a.status.listErr = nil
+	chosen := a.status.chosen
+	a.mu.Unlock()
+	if recovered {
+		klog.Background().Info("Informer of an optional API can be used again: it listed successfully", "api", a.cfg.Name)
+		if a.cfg.OnSynced != nil {
+			a.cfg.OnSynced(a.cfg.Candidates[chosen])
+		}
+	}
+}
+
+// listWatch is the candidate's ListWatch, reporting every complete list to
+// listed. It opts out of client-go's watch-list streaming, in which the
+// initial state arrives through a watch and no list call would tell that
+// the cache is current again.
+type listWatch struct {
+	*cache.ListWatch
+	listed func()
+}
+
+// ListWithContext lists one page and calls listed after the last one.
+func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	obj, err := lw.ListWatch.ListWithContext(ctx, opts)
+	if err != nil {
+		return obj, err
+	}
+	if list, lerr := meta.ListAccessor(obj); lerr == nil && list.GetContinue() == "" {
+		lw.listed()
+	}
+	return obj, nil
+}
+
+// List is ListWithContext for callers without a context.
+func (lw *listWatch) List(opts metav1.ListOptions) (runtime.Object, error) {
+	return lw.ListWithContext(context.Background(), opts)
+}
+
+// IsWatchListSemanticsUnSupported tells client-go's reflector to list.
+func (lw *listWatch) IsWatchListSemanticsUnSupported() bool { return true }

@@ -33,15 +33,17 @@ type status struct {
 	chosen int
 	// prepareErr is the error Config.Prepare returned, if any.
 	prepareErr error
-	// listErr is the last error the informer's reflector reported.
+	// listErr is the last error the informer's reflector reported, until a
+	// complete list succeeds.
 	listErr error
 	// synced is true once the informer has synced.
 	synced bool
 }
 
-// err explains why the API cannot be used, or returns nil once it can.
+// err explains why the API cannot be used, or returns nil once it can: when
+// the informer has synced and has not been refused since (see revokes).
 func (s status) err(name string, candidates []Candidate) error {
-	if s.synced {
+	if s.synced && !revokes(s.listErr) {
 		return nil
 	}
 	if s.chosen < 0 {
@@ -63,6 +65,9 @@ func (s status) err(name string, candidates []Candidate) error {
 	case apierrors.IsForbidden(s.listErr):
 		return fmt.Errorf("cannot list %s: %w: grant get, list and watch on %s to this sidecar's ServiceAccount (%w)",
 			c, ErrForbidden, c.groupResource(), s.listErr)
+	case apierrors.IsUnauthorized(s.listErr):
+		return fmt.Errorf("cannot list %s: %w: the API server does not accept this sidecar's credentials (%w)",
+			c, ErrForbidden, s.listErr)
 	case apierrors.IsNotFound(s.listErr):
 		// The CRD was removed after discovery found it.
 		return notServed(name, c.String())
@@ -71,6 +76,14 @@ func (s status) err(name string, candidates []Candidate) error {
 	default:
 		return fmt.Errorf("%s API (%s): %w", name, c, ErrNotSynced)
 	}
+}
+
+// revokes reports whether a list or watch error means the API server no
+// longer lets the sidecar see the resource, so that a synced cache can no
+// longer follow changes: a permission withdrawn, credentials refused, or the
+// version no longer served.
+func revokes(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err)
 }
 
 // notServed is the message for an API whose CRD is missing.

@@ -35,6 +35,7 @@ func grant(opts ...func(*Grant)) Grant {
 	return g
 }
 
+func terminating(g *Grant)               { g.Terminating = true }
 func named(name string) func(*Grant)     { return func(g *Grant) { g.Name = name } }
 func inNamespace(ns string) func(*Grant) { return func(g *Grant) { g.Namespace = ns } }
 func from(group, kind, ns string) func(*Grant) {

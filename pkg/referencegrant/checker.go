@@ -12,8 +12,6 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
-	gatewayinformersv1 "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1"
-	gatewayinformersv1beta1 "sigs.k8s.io/gateway-api/pkg/client/informers/externalversions/apis/v1beta1"
 
 	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
 )
@@ -31,9 +29,10 @@ type Config struct {
 	// ReferenceGrant version is served; see optionalapi.DefaultPollInterval.
 	PollInterval time.Duration
 	// OnChange, if set, is called with a grant's namespace whenever a grant
-	// is added, updated or deleted, and once with "" (meaning every
-	// namespace) when the cache first syncs, so callers can re-queue the
-	// references the change may decide. Grants present at start-up are
+	// is added, updated or deleted, and with "" (meaning every namespace)
+	// when the cache first syncs and whenever it becomes usable again after
+	// a lost watch, so callers can re-queue the references the change may
+	// decide. Grants present at start-up are
 	// covered by that "" call, not by one call each.
 	OnChange func(namespace string)
 }
@@ -61,19 +60,25 @@ func NewChecker(cfg Config) *Checker {
 			{
 				GroupVersion: schema.GroupVersion{Group: gatewayv1.GroupName, Version: "v1"},
 				Resource:     "referencegrants",
-				NewInformer: func() cache.SharedIndexInformer {
-					return gatewayinformersv1.NewReferenceGrantInformer(cfg.Client, metav1.NamespaceAll, cfg.ResyncPeriod, indexers())
+				Object:       &gatewayv1.ReferenceGrant{},
+				ListWatch: func() *cache.ListWatch {
+					grants := cfg.Client.GatewayV1().ReferenceGrants(metav1.NamespaceAll)
+					return optionalapi.NewListWatch(grants.List, grants.Watch)
 				},
 			},
 			{
 				GroupVersion: schema.GroupVersion{Group: gatewayv1beta1.GroupName, Version: "v1beta1"},
 				Resource:     "referencegrants",
-				NewInformer: func() cache.SharedIndexInformer {
-					return gatewayinformersv1beta1.NewReferenceGrantInformer(cfg.Client, metav1.NamespaceAll, cfg.ResyncPeriod, indexers())
+				Object:       &gatewayv1beta1.ReferenceGrant{},
+				ListWatch: func() *cache.ListWatch {
+					grants := cfg.Client.GatewayV1beta1().ReferenceGrants(metav1.NamespaceAll)
+					return optionalapi.NewListWatch(grants.List, grants.Watch)
 				},
 			},
 		},
 		PollInterval: cfg.PollInterval,
+		ResyncPeriod: cfg.ResyncPeriod,
+		Indexers:     indexers(),
 		Prepare:      c.prepare,
 		OnSynced: func(optionalapi.Candidate) {
 			c.changed("")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
@@ -78,4 +79,14 @@ func TestCheckerWaitsForTheCRD(t *testing.T) {
 	disc.serve("v1")
 	waitUntil(t, `OnChange("") is called once the CRD is installed`, func() bool { return changed.seen("") })
 	decidesAs(t, checker, ref, ReasonAllowed)
+}
+
+// TestCheckerRefusesATerminatingGrant: a grant whose deletion waits for a
+// finalizer (a GitOps tool's, say) has been withdrawn by its owner.
+func TestCheckerRefusesATerminatingGrant(t *testing.T) {
+	rg := v1Grant(grant(claimsFromTest, fooBackup))
+	rg.Finalizers = []string{"example.com/gitops"}
+	rg.DeletionTimestamp = &metav1.Time{Time: time.Now()}
+	checker, _ := runChecker(t, gatewayfake.NewClientset(rg), servedVersions("v1"))
+	decidesAs(t, checker, claimUsesSnapshot(), ReasonNotGranted)
 }

@@ -23,6 +23,10 @@ type Grant struct {
 	From []From
 	// To lists what may be referred to; any entry may match.
 	To []To
+	// Terminating is true once the ReferenceGrant has a deletionTimestamp
+	// (its deletion waits for a finalizer, e.g. of a GitOps tool). Its owner
+	// has withdrawn it: a terminating grant allows nothing.
+	Terminating bool
 }
 
 // From is one trusted source of references: objects of Kind in Group, in
@@ -43,10 +47,11 @@ func FromV1(rg *gatewayv1.ReferenceGrant) Grant {
 		return Grant{}
 	}
 	g := Grant{
-		Namespace: rg.Namespace,
-		Name:      rg.Name,
-		From:      make([]From, 0, len(rg.Spec.From)),
-		To:        make([]To, 0, len(rg.Spec.To)),
+		Namespace:   rg.Namespace,
+		Name:        rg.Name,
+		Terminating: rg.DeletionTimestamp != nil,
+		From:        make([]From, 0, len(rg.Spec.From)),
+		To:          make([]To, 0, len(rg.Spec.To)),
 	}
 	for _, f := range rg.Spec.From {
 		g.From = append(g.From, From{Group: string(f.Group), Kind: string(f.Kind), Namespace: string(f.Namespace)})
@@ -72,9 +77,9 @@ func FromV1beta1(rg *gatewayv1beta1.ReferenceGrant) Grant {
 // and namespace exactly, and one To entry must match the target's group and
 // kind and either name the target or name nothing (every object of that
 // kind). From and To entries are matched independently, as the Gateway API
-// specifies.
+// specifies. A terminating grant allows nothing.
 func Allows(g Grant, ref Reference) bool {
-	if g.Namespace != ref.ToNamespace {
+	if g.Terminating || g.Namespace != ref.ToNamespace {
 		return false
 	}
 	return allowsFrom(g.From, ref) && allowsTo(g.To, ref)

@@ -111,6 +111,11 @@ func TestAllows(t *testing.T) {
 			grant: grant(claimsFromTest),
 			ref:   claimUsesSnapshot(),
 		},
+		{
+			name:  "a grant being deleted allows nothing, even while a finalizer holds it",
+			grant: grant(claimsFromTest, fooBackup, terminating),
+			ref:   claimUsesSnapshot(),
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -11,7 +11,6 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
-	snapinformers "github.com/kubernetes-csi/external-snapshotter/client/v8/informers/externalversions/volumesnapshot/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
@@ -28,8 +27,9 @@ type Config struct {
 	Discovery discovery.DiscoveryInterface
 	// ResyncPeriod of the informers; PollInterval of discovery while absent.
 	ResyncPeriod, PollInterval time.Duration
-	// OnSynced, if set, is called once both caches have synced, so claims
-	// refused while they were not can be re-queued.
+	// OnSynced, if set, is called once both caches have synced, and again
+	// whenever they can be read after a lost watch, so claims refused while
+	// they could not be read can be re-queued.
 	OnSynced func()
 }
 
@@ -40,11 +40,19 @@ type Cache struct {
 	syncedCount                       atomic.Int32
 }
 
-// synced calls onSynced when the second of the two caches has synced.
+// synced calls onSynced when both caches can be read: when the second has
+// synced, and when either becomes usable again after a lost watch.
 func (c *Cache) synced(onSynced func()) {
-	if c.syncedCount.Add(1) == 2 && onSynced != nil {
-		onSynced()
+	if c.syncedCount.Add(1) < 2 || onSynced == nil {
+		return
 	}
+	if _, _, err := c.snapshots.Informer(); err != nil {
+		return
+	}
+	if _, _, err := c.contents.Informer(); err != nil {
+		return
+	}
+	onSynced()
 }
 
 // AddSnapshotHandler adds h to the snapshot informer. Call before Run.
@@ -75,18 +83,22 @@ func New(cfg Config) *Cache {
 		}
 	}
 	c.snapshots = optionalapi.New(optionalapi.Config{
-		Name: "VolumeSnapshot", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
-		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshots", NewInformer: func() cache.SharedIndexInformer {
-			return snapinformers.NewVolumeSnapshotInformer(cfg.Client, metav1.NamespaceAll, cfg.ResyncPeriod, cache.Indexers{})
-		}}},
+		Name: "VolumeSnapshot", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval, ResyncPeriod: cfg.ResyncPeriod,
+		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshots", Object: &snapv1.VolumeSnapshot{},
+			ListWatch: func() *cache.ListWatch {
+				snapshots := cfg.Client.SnapshotV1().VolumeSnapshots(metav1.NamespaceAll)
+				return optionalapi.NewListWatch(snapshots.List, snapshots.Watch)
+			}}},
 		Prepare:  prepare(cachetrim.Snapshot, &c.snapshotHandlers),
 		OnSynced: func(optionalapi.Candidate) { c.synced(cfg.OnSynced) },
 	})
 	c.contents = optionalapi.New(optionalapi.Config{
-		Name: "VolumeSnapshotContent", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval,
-		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshotcontents", NewInformer: func() cache.SharedIndexInformer {
-			return snapinformers.NewVolumeSnapshotContentInformer(cfg.Client, cfg.ResyncPeriod, cache.Indexers{})
-		}}},
+		Name: "VolumeSnapshotContent", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval, ResyncPeriod: cfg.ResyncPeriod,
+		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshotcontents", Object: &snapv1.VolumeSnapshotContent{},
+			ListWatch: func() *cache.ListWatch {
+				contents := cfg.Client.SnapshotV1().VolumeSnapshotContents()
+				return optionalapi.NewListWatch(contents.List, contents.Watch)
+			}}},
 		Prepare:  prepare(cachetrim.Content, &c.contentHandlers),
 		OnSynced: func(optionalapi.Candidate) { c.synced(cfg.OnSynced) },
 	})
