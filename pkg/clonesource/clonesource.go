@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	v1 "k8s.io/api/core/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
 // Reason says why a claim cannot be cloned (yet).
@@ -64,7 +66,7 @@ func Check(in Input) Verdict {
 	switch {
 	case src == nil:
 		return refuse(NotFound, "source %s does not exist", ref)
-	case src.DeletionTimestamp != nil:
+	case !datasource.ServesDespiteDeletion(src, datasource.CloneFinalizer, in.Claim):
 		return refuse(BeingDeleted, "source %s is being deleted and cannot be cloned", ref)
 	case src.Spec.VolumeName == "" || src.Status.Phase != v1.ClaimBound || pv == nil:
 		return refuse(NotBound, "source %s is not bound yet; the clone is provisioned once it is", ref)

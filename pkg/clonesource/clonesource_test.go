@@ -2,10 +2,13 @@ package clonesource
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
 const driver = "csi.example.com"
@@ -43,6 +46,16 @@ func TestCheck(t *testing.T) {
 		{name: "a source being deleted is refused", want: BeingDeleted,
 			mutate: func(s *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
 				s.DeletionTimestamp = &metav1.Time{}
+			}},
+		{name: "a protected source being deleted still serves a clone that was there first", want: Usable,
+			mutate: func(s *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, c *v1.PersistentVolumeClaim) {
+				s.DeletionTimestamp, s.Finalizers = &metav1.Time{Time: time.Unix(100, 0)}, []string{datasource.CloneFinalizer}
+				c.CreationTimestamp = metav1.Unix(99, 0)
+			}},
+		{name: "a protected source being deleted refuses a clone created after the deletion request", want: BeingDeleted,
+			mutate: func(s *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, c *v1.PersistentVolumeClaim) {
+				s.DeletionTimestamp, s.Finalizers = &metav1.Time{Time: time.Unix(100, 0)}, []string{datasource.CloneFinalizer}
+				c.CreationTimestamp = metav1.Unix(101, 0)
 			}},
 		{name: "an unbound source waits", want: NotBound,
 			mutate: func(s *v1.PersistentVolumeClaim, _ *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {

@@ -3,6 +3,7 @@ package datasource
 import (
 	"errors"
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -173,6 +174,36 @@ func TestSourceString(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.src.String(); got != tt.want {
 				t.Errorf("String() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestServesDespiteDeletion(t *testing.T) {
+	at := func(minute int) metav1.Time {
+		return metav1.NewTime(time.Date(2026, 11, 23, 12, minute, 0, 0, time.UTC))
+	}
+	deleted := func(minute int, finalizers ...string) *metav1.ObjectMeta {
+		ts := at(minute)
+		return &metav1.ObjectMeta{DeletionTimestamp: &ts, Finalizers: finalizers}
+	}
+	created := func(minute int) *metav1.ObjectMeta { return &metav1.ObjectMeta{CreationTimestamp: at(minute)} }
+	tests := []struct {
+		name   string
+		source *metav1.ObjectMeta
+		claim  *metav1.ObjectMeta
+		want   bool
+	}{
+		{"a source not being deleted serves every claim", &metav1.ObjectMeta{}, created(9), true},
+		{"a protected source being deleted serves the claims that were there first", deleted(5, SnapshotFinalizer), created(4), true},
+		{"a claim created in the second of the deletion request counts as first", deleted(5, SnapshotFinalizer), created(5), true},
+		{"a claim created after the deletion request is not served", deleted(5, SnapshotFinalizer), created(6), false},
+		{"without the protection finalizer nothing holds the source for the claim", deleted(5, "other"), created(4), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ServesDespiteDeletion(tt.source, SnapshotFinalizer, tt.claim); got != tt.want {
+				t.Errorf("ServesDespiteDeletion() = %v, want %v", got, tt.want)
 			}
 		})
 	}

@@ -8,7 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 )
 
 // Annotations the PV controller puts on claims it hands to a provisioner.
@@ -17,38 +17,26 @@ const (
 	annBetaStorageProvisioner = "volume.beta.kubernetes.io/storage-provisioner"
 )
 
-// Event reasons for claims this provisioner deliberately leaves alone.
-const (
-	// ReasonCrossNamespaceDisabled: the claim names another namespace but
-	// the feature gate is off.
-	ReasonCrossNamespaceDisabled = "CrossNamespaceSourceDisabled"
-	// ReasonExternalPopulator: the claim's source is a populator's kind.
-	ReasonExternalPopulator = "WaitingForPopulator"
-)
-
 // ShouldProvision filters out, before the controller library announces
-// provisioning, the claims of this driver that it must not provision: those
-// whose source is a volume populator's kind (KEP-1495) and those naming
-// another namespace while the feature gate is off. Each gets one event.
+// provisioning, the claims of this driver that it must leave alone (see
+// claimsource.LeaveAlone): those whose source is a volume populator's kind
+// (KEP-1495) and those naming another namespace while the feature gate is
+// off. Each gets one event. A claim whose CreateVolume may still be running
+// is never filtered out: it must be finished or undone.
 func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentVolumeClaim) bool {
-	if !p.isOurs(claim) {
+	if !p.isOurs(claim) || p.inflight.Get(claim.UID) != nil {
 		return true // the library ignores claims of other provisioners
 	}
-	src, err := datasource.Resolve(claim)
-	if err != nil {
-		return true // Provision reports the error as a PVC event
+	_, verdict, err := p.policy.Decide(claim)
+	if err != nil || verdict.Action != claimsource.LeaveAlone {
+		return true // Provision reports errors and refusals as PVC events
 	}
-	switch {
-	case src.Type() == datasource.Populator:
-		p.noticeOnce(ctx, claim, v1.EventTypeNormal, ReasonExternalPopulator,
-			"the data source "+src.String()+" is not a VolumeSnapshot or PersistentVolumeClaim; waiting for its volume populator to fill the volume")
-		return false
-	case src.NeedsGrant() && !p.crossNamespace:
-		p.noticeOnce(ctx, claim, v1.EventTypeWarning, ReasonCrossNamespaceDisabled,
-			"spec.dataSourceRef.namespace names "+src.String()+", but the provisioner's CrossNamespaceSourceProvisioning feature gate is off; the claim is not provisioned")
-		return false
+	eventType := v1.EventTypeWarning
+	if verdict.Reason == claimsource.ReasonWaitingForPopulator {
+		eventType = v1.EventTypeNormal
 	}
-	return true
+	p.noticeOnce(ctx, claim, eventType, verdict.Reason, verdict.Message)
+	return false
 }
 
 // ForgetClaim drops what the provisioner remembers of a deleted claim.

@@ -10,9 +10,9 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/clonesource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 	"github.com/xns-csi/csi-provisioner/pkg/snapshotsource"
 )
 
@@ -22,12 +22,6 @@ import (
 type SnapshotReader interface {
 	GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error)
 	GetContent(name string) (*snapv1.VolumeSnapshotContent, error)
-}
-
-// GrantChecker decides from a cache whether a ReferenceGrant allows a
-// reference.
-type GrantChecker interface {
-	Check(ref referencegrant.Reference) referencegrant.Decision
 }
 
 // SourceProtector puts the provisioner's finalizer on a snapshot or claim
@@ -51,35 +45,28 @@ func refused(reason, format string, args ...any) *RefusedError {
 	return &RefusedError{Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-// contentSource checks the claim's source and returns what to pass to
-// CreateVolume, or a *RefusedError saying why not (yet).
-func (p *Provisioner) contentSource(ctx context.Context, claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, src datasource.Source) (*csi.VolumeContentSource, error) {
-	if src.NeedsGrant() {
-		if !p.crossNamespace {
-			return nil, refused("CrossNamespaceSourceDisabled",
-				"spec.dataSourceRef.namespace is set, but the provisioner's CrossNamespaceSourceProvisioning feature gate is off; the claim is not provisioned")
-		}
-		if src.Type() != datasource.Snapshot {
-			return nil, refused("CrossNamespaceKindUnsupported",
-				"%s: only VolumeSnapshots can be used across namespaces (KEP-3294); clone the claim within its namespace instead", src)
-		}
-		if d := p.grants.Check(referencegrant.ClaimReference(claim.Namespace, src.APIGroup, src.Kind, src.Namespace, src.Name)); !d.Allowed {
-			return nil, refused(string(d.Reason), "%s", d.Message)
-		}
+// contentSource decides whether the claim may be provisioned from its
+// source now and returns what to pass to CreateVolume, or a *RefusedError
+// saying why not (yet). It reads caches only and changes nothing.
+func (p *Provisioner) contentSource(claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass) (datasource.Source, *csi.VolumeContentSource, error) {
+	src, verdict, err := p.policy.Decide(claim)
+	switch {
+	case err != nil:
+		return src, nil, err
+	case verdict.Action != claimsource.Provision:
+		return src, nil, refused(verdict.Reason, "%s", verdict.Message)
 	}
+	var content *csi.VolumeContentSource
 	switch src.Type() {
-	case datasource.None:
-		return nil, nil
 	case datasource.Snapshot:
-		return p.snapshotSource(ctx, claim, src)
+		content, err = p.snapshotSource(claim, src)
 	case datasource.Claim:
-		return p.cloneSource(ctx, claim, class, src)
-	default:
-		return nil, refused("PopulatorSource", "%s is left to its volume populator", src)
+		content, err = p.cloneSource(claim, class, src)
 	}
+	return src, content, err
 }
 
-func (p *Provisioner) snapshotSource(ctx context.Context, claim *v1.PersistentVolumeClaim, src datasource.Source) (*csi.VolumeContentSource, error) {
+func (p *Provisioner) snapshotSource(claim *v1.PersistentVolumeClaim, src datasource.Source) (*csi.VolumeContentSource, error) {
 	if !p.caps.SupportsSnapshotRestore() {
 		return nil, refused("SnapshotRestoreUnsupported", "CSI driver %q cannot restore snapshots (no CREATE_DELETE_SNAPSHOT capability); remove the data source or use another StorageClass", p.driverName)
 	}
@@ -88,7 +75,7 @@ func (p *Provisioner) snapshotSource(ctx context.Context, claim *v1.PersistentVo
 		return nil, refused("SnapshotAPIUnavailable", "cannot read %s: %v", src, err)
 	}
 	in := snapshotsource.Input{
-		Namespace: src.Namespace, Name: src.Name, Snapshot: snap, DriverName: p.driverName,
+		Namespace: src.Namespace, Name: src.Name, Snapshot: snap, Claim: claim, DriverName: p.driverName,
 		RequestedBytes: requestedBytes(claim), VolumeMode: claim.Spec.VolumeMode,
 		PreventVolumeModeConversion: p.opts.PreventVolumeModeConversion,
 	}
@@ -101,14 +88,11 @@ func (p *Provisioner) snapshotSource(ctx context.Context, claim *v1.PersistentVo
 	if !verdict.Usable() {
 		return nil, refused(string(verdict.Reason), "%s", verdict.Message)
 	}
-	if err := p.protector.Protect(ctx, src); err != nil {
-		return nil, fmt.Errorf("protecting %s from deletion: %w", src, err)
-	}
 	return &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
 		Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: verdict.Handle}}}, nil
 }
 
-func (p *Provisioner) cloneSource(ctx context.Context, claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, src datasource.Source) (*csi.VolumeContentSource, error) {
+func (p *Provisioner) cloneSource(claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, src datasource.Source) (*csi.VolumeContentSource, error) {
 	if !p.caps.SupportsClone() {
 		return nil, refused("CloneUnsupported", "CSI driver %q cannot clone volumes (no CLONE_VOLUME capability); remove the data source or use another StorageClass", p.driverName)
 	}
@@ -126,9 +110,6 @@ func (p *Provisioner) cloneSource(ctx context.Context, claim *v1.PersistentVolum
 	verdict := clonesource.Check(in)
 	if !verdict.Usable() {
 		return nil, refused(string(verdict.Reason), "%s", verdict.Message)
-	}
-	if err := p.protector.Protect(ctx, src); err != nil {
-		return nil, fmt.Errorf("protecting %s from deletion: %w", src, err)
 	}
 	return &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{
 		Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: verdict.Handle}}}, nil

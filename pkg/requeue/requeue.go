@@ -10,6 +10,7 @@
 package requeue
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -98,23 +99,53 @@ func (c *Claims) Requeue(key string) int {
 	if err != nil || len(objs) == 0 {
 		return 0
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
+	claims := make([]*v1.PersistentVolumeClaim, 0, len(objs))
 	for _, obj := range objs {
-		for _, h := range c.handlers {
-			h.OnUpdate(obj, obj)
+		if claim, ok := obj.(*v1.PersistentVolumeClaim); ok {
+			claims = append(claims, claim)
 		}
 	}
-	return len(objs)
+	c.requeue(claims)
+	return len(claims)
+}
+
+// requeue hands the claims to the registered handlers as updates.
+func (c *Claims) requeue(claims []*v1.PersistentVolumeClaim) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	for _, claim := range claims {
+		for _, h := range c.handlers {
+			h.OnUpdate(claim, claim)
+		}
+	}
 }
 
 // GrantsChanged re-queues the claims waiting on grants in namespace, or on
 // grants anywhere when namespace is "" (the grant cache just became usable).
 func (c *Claims) GrantsChanged(namespace string) int {
-	if namespace != "" {
-		return c.Requeue(GrantKey(namespace))
+	claims := GrantWaiters(c.GetIndexer(), namespace)
+	c.requeue(claims)
+	return len(claims)
+}
+
+// GrantWaiters returns the pending claims in indexer (which has SourceIndex)
+// that need a ReferenceGrant in namespace, or in any namespace when
+// namespace is "".
+func GrantWaiters(indexer cache.Indexer, namespace string) []*v1.PersistentVolumeClaim {
+	keys := []string{GrantKey(namespace)}
+	if namespace == "" {
+		keys = slices.DeleteFunc(indexer.ListIndexFuncValues(SourceIndex), func(k string) bool { return !strings.HasPrefix(k, GrantKey("")) })
 	}
-	return c.requeuePrefix(GrantKey(""))
+	var claims []*v1.PersistentVolumeClaim
+	for _, key := range keys {
+		objs, _ := indexer.ByIndex(SourceIndex, key)
+		for _, obj := range objs {
+			if claim, ok := obj.(*v1.PersistentVolumeClaim); ok {
+				claims = append(claims, claim)
+			}
+		}
+	}
+	return claims
 }
 
 // SnapshotsSynced re-queues every claim restoring a snapshot: the snapshot

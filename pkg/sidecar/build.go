@@ -19,7 +19,9 @@ import (
 	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
 
 	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/features"
+	"github.com/xns-csi/csi-provisioner/pkg/inflight"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
@@ -100,13 +102,23 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	factory := f.factory
 	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshotDiscovery,
 		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, OnSynced: func() { claims.SnapshotsSynced() }})
+	// The grant checker tells source protection about grant changes, and
+	// protection decides with the checker's answers: protector is set below,
+	// before anything runs.
+	var protector *sourceprotection.Protector
 	grants := referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gatewayDiscovery,
 		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval,
-		OnChange: func(namespace string) { claims.GrantsChanged(namespace) }})
+		OnChange: func(namespace string) {
+			claims.GrantsChanged(namespace)
+			protector.GrantsChanged(namespace)
+		}})
 	volumeName := func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
-	protector := sourceprotection.New(sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
+	policy := claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants}
+	attempts := inflight.New()
+	protector = sourceprotection.New(sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
-		VolumeName: volumeName, Grants: grants})
+		VolumeName: volumeName, Policy: policy, InFlight: attempts, Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced}})
+	attempts.OnEnd(protector.Recheck)
 	if cfg.events == nil {
 		cfg.events = cfg.kube
 	}
@@ -115,9 +127,8 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		DriverName: cfg.identity.name, Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
 		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		Nodes: factory.Core().V1().Nodes().Lister(), CSINodes: factory.Storage().V1().CSINodes().Lister(),
-		Classes: factory.Storage().V1().StorageClasses().Lister(), Snapshots: snapshots, Grants: grants,
-		Protector: protector, Recorder: recorder, Metrics: cfg.metrics,
-		CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Options: opts.Volume,
+		Classes: factory.Storage().V1().StorageClasses().Lister(), Snapshots: snapshots, Policy: policy,
+		Protector: protector, InFlight: attempts, Recorder: recorder, Metrics: cfg.metrics, Options: opts.Volume,
 	})
 
 	// Event wiring: waiting claims are re-queued by what they wait for, and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,6 +54,8 @@ type env struct {
 	driver   *csitest.Driver
 	registry *prometheus.Registry
 	grantAPI *discoveryStub
+	// releases counts snapshot finalizer removals (see recordReleases).
+	releases atomic.Int32
 }
 
 type envConfig struct {

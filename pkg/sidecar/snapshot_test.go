@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/xns-csi/csi-provisioner/pkg/csi/csitest"
-	"github.com/xns-csi/csi-provisioner/pkg/sourceprotection"
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
 func TestSnapshotNotReadyThenReadyIsProvisionedOnTheSnapshotEvent(t *testing.T) {
@@ -37,13 +37,13 @@ func TestSnapshotNotReadyThenReadyIsProvisionedOnTheSnapshotEvent(t *testing.T) 
 
 func TestSnapshotIsProtectedWhileRestoringAndReleasedAfter(t *testing.T) {
 	e, claim, release := startStory1InFlight(t)
-	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, sourceprotection.SnapshotFinalizer) {
-		t.Errorf("snapshot finalizers during CreateVolume = %v, want %s", f, sourceprotection.SnapshotFinalizer)
+	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, datasource.SnapshotFinalizer) {
+		t.Errorf("snapshot finalizers during CreateVolume = %v, want %s", f, datasource.SnapshotFinalizer)
 	}
 	close(release)
 	e.waitForPV(claim)
 	e.waitFor("the snapshot finalizer to be removed", func() bool {
-		return !hasString(e.snapshotFinalizers("prod", "foo-backup"), sourceprotection.SnapshotFinalizer)
+		return !hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.SnapshotFinalizer)
 	})
 }
 
@@ -56,13 +56,13 @@ func TestSnapshotFinalizerIsReleasedWhenTheClaimIsDeleted(t *testing.T) {
 	})
 	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
 	e.waitFor("the snapshot finalizer", func() bool {
-		return hasString(e.snapshotFinalizers("prod", "foo-backup"), sourceprotection.SnapshotFinalizer)
+		return hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.SnapshotFinalizer)
 	})
 	if err := e.kube.CoreV1().PersistentVolumeClaims("test").Delete(e.ctx, claim.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitFor("the snapshot finalizer to be removed", func() bool {
-		return !hasString(e.snapshotFinalizers("prod", "foo-backup"), sourceprotection.SnapshotFinalizer)
+		return !hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.SnapshotFinalizer)
 	})
 }
 
@@ -128,12 +128,12 @@ func TestSnapshotFinalizerStaysWhileAnotherProvisionersClaimRestores(t *testing.
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap.Finalizers = append(snap.Finalizers, sourceprotection.SnapshotFinalizer) // as the other sidecar does
+	snap.Finalizers = append(snap.Finalizers, datasource.SnapshotFinalizer) // as the other sidecar does
 	if _, err := e.snaps.SnapshotV1().VolumeSnapshots("prod").Update(e.ctx, snap, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.settle() // the update reaches this sidecar's source protection
-	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, sourceprotection.SnapshotFinalizer) {
+	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, datasource.SnapshotFinalizer) {
 		t.Errorf("snapshot finalizers = %v: this sidecar released the finalizer another provisioner's pending claim needs", f)
 	}
 }

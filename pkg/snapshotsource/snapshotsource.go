@@ -12,6 +12,9 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
 // AllowVolumeModeChangeAnnotations mark a VolumeSnapshotContent whose
@@ -51,6 +54,10 @@ type Input struct {
 	// Content is the VolumeSnapshotContent the snapshot is bound to, nil if
 	// absent or not looked up.
 	Content *snapv1.VolumeSnapshotContent
+	// Claim is the claim being provisioned: a snapshot being deleted still
+	// serves the claims that existed when its deletion was requested (see
+	// datasource.ServesDespiteDeletion).
+	Claim metav1.Object
 	// DriverName is the CSI driver this sidecar serves.
 	DriverName string
 	// RequestedBytes is the claim's storage request.
@@ -84,7 +91,7 @@ func Check(in Input) Verdict {
 	switch {
 	case snap == nil:
 		return refuse(NotFound, "%s does not exist; create it or fix the claim's data source", ref)
-	case snap.DeletionTimestamp != nil:
+	case !datasource.ServesDespiteDeletion(snap, datasource.SnapshotFinalizer, in.Claim):
 		return refuse(BeingDeleted, "%s is being deleted and cannot be restored", ref)
 	case snap.Status == nil || snap.Status.BoundVolumeSnapshotContentName == nil || *snap.Status.BoundVolumeSnapshotContentName == "":
 		return refuse(NotBound, "%s is not bound to a VolumeSnapshotContent yet; waiting for the snapshot controller", ref)

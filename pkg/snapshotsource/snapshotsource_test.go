@@ -3,11 +3,14 @@ package snapshotsource
 import (
 	"strings"
 	"testing"
+	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
 const driver = "csi.example.com"
@@ -41,6 +44,16 @@ func newPair(opts ...snapOption) (*snapv1.VolumeSnapshot, *snapv1.VolumeSnapshot
 	return snap, content
 }
 
+// deletedAt is when deletionRequested asks to delete the snapshot.
+var deletedAt = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// deletionRequested marks the snapshot deleted at t, held by finalizers.
+func deletionRequested(t time.Time, finalizers ...string) snapOption {
+	return func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) {
+		s.DeletionTimestamp, s.Finalizers = &metav1.Time{Time: t}, finalizers
+	}
+}
+
 func TestCheck(t *testing.T) {
 	block := ptr(v1.PersistentVolumeBlock)
 	tests := []struct {
@@ -51,13 +64,21 @@ func TestCheck(t *testing.T) {
 		requested  int64
 		mode       *v1.PersistentVolumeMode
 		prevent    bool
-		want       Reason
-		wantInMsg  string
+		// claimCreated is when the claim was created; zero is long ago.
+		claimCreated time.Time
+		want         Reason
+		wantInMsg    string
 	}{
 		{name: "a ready, bound snapshot of this driver is usable", want: Usable},
 		{name: "a missing snapshot is reported", noSnapshot: true, want: NotFound, wantInMsg: "does not exist"},
 		{name: "a snapshot being deleted is refused",
-			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) { s.DeletionTimestamp = &metav1.Time{} }},
+			opts: []snapOption{deletionRequested(deletedAt)},
+			want: BeingDeleted},
+		{name: "a protected snapshot being deleted still serves a claim that was there first",
+			opts: []snapOption{deletionRequested(deletedAt, datasource.SnapshotFinalizer)}, claimCreated: deletedAt.Add(-time.Minute),
+			want: Usable},
+		{name: "a protected snapshot being deleted refuses a claim created after the deletion request",
+			opts: []snapOption{deletionRequested(deletedAt, datasource.SnapshotFinalizer)}, claimCreated: deletedAt.Add(time.Minute),
 			want: BeingDeleted},
 		{name: "an unbound snapshot waits for the snapshot controller",
 			opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) {
@@ -120,7 +141,8 @@ func TestCheck(t *testing.T) {
 			if requested == 0 {
 				requested = 1 << 30
 			}
-			got := Check(Input{Namespace: "prod", Name: "snap", Snapshot: snap, Content: content, DriverName: driver,
+			claim := &metav1.ObjectMeta{Namespace: "test", Name: "restore", CreationTimestamp: metav1.NewTime(tt.claimCreated)}
+			got := Check(Input{Namespace: "prod", Name: "snap", Snapshot: snap, Content: content, Claim: claim, DriverName: driver,
 				RequestedBytes: requested, VolumeMode: tt.mode, PreventVolumeModeConversion: tt.prevent})
 			if got.Reason != tt.want {
 				t.Fatalf("Check() reason = %s (%s), want %s", got.Reason, got.Message, tt.want)

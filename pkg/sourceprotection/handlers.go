@@ -1,11 +1,15 @@
 package sourceprotection
 
 import (
+	"slices"
+
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 )
 
 // ClaimHandler watches claims: one that gets its volume or goes away may
@@ -41,11 +45,22 @@ func (p *Protector) VolumeHandler() cache.ResourceEventHandler {
 // left behind by a crash or a deleted claim is released.
 func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
 	enqueue := func(obj any) {
-		if snap, ok := obj.(*snapv1.VolumeSnapshot); ok && hasFinalizer(snap, SnapshotFinalizer) {
+		if snap, ok := obj.(*snapv1.VolumeSnapshot); ok && hasFinalizer(snap, datasource.SnapshotFinalizer) {
 			p.queue.Add(key(datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name}))
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }}
+}
+
+// GrantsChanged re-checks the sources of the pending claims that need a
+// ReferenceGrant in namespace ("" for any namespace): a grant created,
+// deleted, or readable again may change whether they hold their sources.
+func (p *Protector) GrantsChanged(namespace string) {
+	for _, claim := range requeue.GrantWaiters(p.cfg.Claims, namespace) {
+		if src, err := datasource.Resolve(claim); err == nil && src.Finalizer() != "" {
+			p.Recheck(src)
+		}
+	}
 }
 
 // enqueueClaim queues the claim's source when sourceChanged, and the claim
@@ -55,7 +70,7 @@ func (p *Protector) enqueueClaim(obj any, sourceChanged bool) {
 	if !ok {
 		return
 	}
-	if hasFinalizer(claim, CloneFinalizer) {
+	if hasFinalizer(claim, datasource.CloneFinalizer) {
 		p.queue.Add(key(datasource.Source{Kind: datasource.ClaimKind, Namespace: claim.Namespace, Name: claim.Name}))
 	}
 	if !sourceChanged {
@@ -71,4 +86,8 @@ func unwrap(obj any) any {
 		return tomb.Obj
 	}
 	return obj
+}
+
+func hasFinalizer(obj metav1.Object, finalizer string) bool {
+	return slices.Contains(obj.GetFinalizers(), finalizer)
 }

@@ -4,10 +4,12 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
 func TestPatches(t *testing.T) {
-	const f = SnapshotFinalizer
+	const f = datasource.SnapshotFinalizer
 	meta := func(finalizers ...string) *metav1.ObjectMeta {
 		return &metav1.ObjectMeta{ResourceVersion: "7", Finalizers: finalizers}
 	}

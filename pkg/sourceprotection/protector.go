@@ -2,16 +2,20 @@
 // a new volume is being provisioned from it.
 //
 // Protect puts a finalizer on the source just before CreateVolume. A small
-// controller takes it off as soon as no pending claim needs the source any
-// more: its PV exists, or it was deleted. Both are driven by informer events;
-// no periodic sweep is needed.
+// controller takes it off as soon as no claim in progress needs the source
+// any more: its PV exists, it was deleted and no CreateVolume of it may still
+// be running, or it will never be provisioned from the source. Both are
+// driven by informer events; no periodic sweep is needed.
+//
+// Protect and release of one source are serialized, and each trusts the
+// object its own last write returned over a cache that has not caught up
+// with it, so a release can never undo a protection that a CreateVolume
+// relies on.
 package sourceprotection
 
 import (
 	"context"
 	"fmt"
-	"slices"
-	"sync"
 	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -27,28 +31,14 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
-	"github.com/xns-csi/csi-provisioner/pkg/requeue"
-)
-
-// Finalizers, the same as the upstream csi-provisioner's.
-const (
-	// SnapshotFinalizer protects a VolumeSnapshot being restored.
-	SnapshotFinalizer = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection"
-	// CloneFinalizer protects a PersistentVolumeClaim being cloned.
-	CloneFinalizer = "provisioner.storage.kubernetes.io/cloning-protection"
+	"github.com/xns-csi/csi-provisioner/pkg/inflight"
 )
 
 // SnapshotGetter reads snapshots from a cache ((nil, nil) when absent).
 type SnapshotGetter interface {
 	GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error)
-}
-
-// GrantChecker decides from a cache whether a ReferenceGrant allows a
-// reference.
-type GrantChecker interface {
-	Check(ref referencegrant.Reference) referencegrant.Decision
 }
 
 // Config holds the protector's dependencies.
@@ -64,62 +54,64 @@ type Config struct {
 	Volumes corelisters.PersistentVolumeLister
 	// VolumeName is the name of the PV the provisioner creates for a claim.
 	VolumeName func(*v1.PersistentVolumeClaim) string
-	// Grants decides whether a claim naming another namespace may use the
-	// source; a claim without a grant does not keep the finalizer.
-	Grants GrantChecker
+	// Policy decides whether a pending claim uses its source, as
+	// provisioning decides it.
+	Policy claimsource.Policy
+	// InFlight holds the CreateVolume calls whose outcome is unknown; their
+	// sources stay protected, also after their claims are deleted.
+	InFlight *inflight.Registry
+	// Synced reports whether the caches in use decisions read (claims,
+	// volumes) have synced. Nothing is released before they have: an
+	// unsynced cache would show a claim in progress as absent.
+	Synced []cache.InformerSynced
 }
 
 // Protector adds and removes the source finalizers.
 type Protector struct {
-	cfg   Config
-	queue workqueue.TypedRateLimitingInterface[datasource.Source]
-
-	// mu serialises Protect, and added remembers the finalizers this
-	// protector added that the cache may not show yet: when a hundred claims
-	// restore the same snapshot at once, one patch is sent, not a hundred
-	// conflicting ones.
-	mu    sync.Mutex
-	added map[datasource.Source]bool
+	cfg    Config
+	queue  workqueue.TypedRateLimitingInterface[datasource.Source]
+	writes writes
 }
 
 // New returns a Protector; call Run to start removing finalizers.
 func New(cfg Config) *Protector {
-	return &Protector{cfg: cfg, added: map[datasource.Source]bool{}, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+	return &Protector{cfg: cfg, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[datasource.Source](),
 		workqueue.TypedRateLimitingQueueConfig[datasource.Source]{Name: "source-protection"})}
 }
 
-// Protect adds the finalizer to src unless the cache shows it already there.
+// Protect makes sure src carries its finalizer before a volume is made from
+// it. It writes unless the object last seen (the cache, or this protector's
+// own newer write) carries it.
 func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
 	k := key(src)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	obj, err := p.object(src)
+	unlock := p.writes.lock(k)
+	defer unlock()
+	obj, err := p.current(k)
 	if err != nil {
 		return err
 	}
 	if obj == nil {
 		return fmt.Errorf("%s does not exist", src)
 	}
-	patch := addPatch(obj, finalizerFor(src))
+	patch := addPatch(obj, src.Finalizer())
 	if patch == nil {
-		delete(p.added, k) // the cache shows it: no need to remember
 		return nil
 	}
-	if p.added[k] {
-		return nil // added by an earlier call; the cache lags behind
-	}
 	klog.FromContext(ctx).V(4).Info("Protecting data source", "source", src.String())
-	if err := p.patch(ctx, src, patch); err != nil {
-		return err
-	}
-	p.added[k] = true
-	return nil
+	return p.patch(ctx, k, obj, patch)
 }
 
-// Run removes finalizers that are no longer needed until ctx is done.
+// Recheck queues src to have its finalizer released if nothing uses it.
+func (p *Protector) Recheck(src datasource.Source) { p.queue.Add(key(src)) }
+
+// Run removes finalizers that are no longer needed until ctx is done. It
+// starts once the caches in Config.Synced have synced.
 func (p *Protector) Run(ctx context.Context, workers int) {
 	defer p.queue.ShutDown()
+	if !cache.WaitForCacheSync(ctx.Done(), p.cfg.Synced...) {
+		return
+	}
 	for range workers {
 		go wait.UntilWithContext(ctx, func(ctx context.Context) {
 			for p.processNext(ctx) {
@@ -150,57 +142,35 @@ func (p *Protector) processNext(ctx context.Context) bool {
 	return true
 }
 
-// release removes the finalizer from src if no pending claim needs it.
+// release removes the finalizer from src if nothing uses it. The lock keeps
+// a Protect of src from deciding between the check and the write.
 func (p *Protector) release(ctx context.Context, src datasource.Source) error {
-	obj, err := p.object(src)
+	unlock := p.writes.lock(src)
+	defer unlock()
+	obj, err := p.current(src)
 	if err != nil || obj == nil {
 		return err
 	}
-	patch := removePatch(obj, finalizerFor(src))
-	if patch == nil || p.inUse(src) {
+	patch := removePatch(obj, src.Finalizer())
+	if patch == nil || p.inUse(src, obj) {
 		return nil
 	}
-	klog.FromContext(ctx).V(2).Info("Releasing data source: no pending claim uses it", "source", src.String())
-	if err := p.patch(ctx, src, patch); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	delete(p.added, key(src))
-	p.mu.Unlock()
-	return nil
+	klog.FromContext(ctx).V(2).Info("Releasing data source: no claim in progress uses it", "source", src.String())
+	return p.patch(ctx, src, obj, patch)
 }
 
-// inUse reports whether a pending, not deleted claim without a PV yet still
-// provisions from src. A claim naming the source across namespaces counts
-// only while a ReferenceGrant allows it: otherwise anyone could keep another
-// namespace's snapshot from being deleted by creating such a claim.
-func (p *Protector) inUse(src datasource.Source) bool {
-	objs, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
-	for _, obj := range objs {
-		claim := obj.(*v1.PersistentVolumeClaim)
-		if claim.DeletionTimestamp != nil || !p.allowed(claim) {
-			continue
-		}
-		if _, err := p.cfg.Volumes.Get(p.cfg.VolumeName(claim)); apierrors.IsNotFound(err) {
-			return true
-		}
+// current returns src as last seen: from the cache, or the object this
+// protector's own write returned if the cache has not caught up with it.
+// Call with src locked.
+func (p *Protector) current(src datasource.Source) (metav1.Object, error) {
+	cached, err := p.cached(src)
+	if err != nil || cached == nil {
+		return nil, err
 	}
-	return false
+	return p.writes.newest(src, cached), nil
 }
 
-func (p *Protector) allowed(claim *v1.PersistentVolumeClaim) bool {
-	src, err := datasource.Resolve(claim)
-	if err != nil {
-		return false
-	}
-	if !src.NeedsGrant() {
-		return true
-	}
-	return p.cfg.Grants != nil &&
-		p.cfg.Grants.Check(referencegrant.ClaimReference(claim.Namespace, src.APIGroup, src.Kind, src.Namespace, src.Name)).Allowed
-}
-
-func (p *Protector) object(src datasource.Source) (metav1.Object, error) {
+func (p *Protector) cached(src datasource.Source) (metav1.Object, error) {
 	switch src.Type() {
 	case datasource.Snapshot:
 		snap, err := p.cfg.Snapshots.GetSnapshot(src.Namespace, src.Name)
@@ -218,24 +188,21 @@ func (p *Protector) object(src datasource.Source) (metav1.Object, error) {
 	return nil, fmt.Errorf("%s cannot be protected", src)
 }
 
-func (p *Protector) patch(ctx context.Context, src datasource.Source, patch []byte) error {
+// patch applies a finalizer patch computed from obj and remembers the
+// object it returns. Call with src locked.
+func (p *Protector) patch(ctx context.Context, src datasource.Source, obj metav1.Object, patch []byte) error {
+	var written metav1.Object
 	var err error
 	if src.Type() == datasource.Snapshot {
-		_, err = p.cfg.SnapshotClient.SnapshotV1().VolumeSnapshots(src.Namespace).Patch(ctx, src.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		written, err = p.cfg.SnapshotClient.SnapshotV1().VolumeSnapshots(src.Namespace).Patch(ctx, src.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
 	} else {
-		_, err = p.cfg.Client.CoreV1().PersistentVolumeClaims(src.Namespace).Patch(ctx, src.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		written, err = p.cfg.Client.CoreV1().PersistentVolumeClaims(src.Namespace).Patch(ctx, src.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
 	}
 	if err != nil {
 		return fmt.Errorf("updating the finalizers of %s: %w", src, err)
 	}
+	p.writes.wrote(src, obj, written)
 	return nil
-}
-
-func finalizerFor(src datasource.Source) string {
-	if src.Type() == datasource.Snapshot {
-		return SnapshotFinalizer
-	}
-	return CloneFinalizer
 }
 
 // key normalises a source for the queue: the same object is one item however
@@ -243,8 +210,4 @@ func finalizerFor(src datasource.Source) string {
 func key(src datasource.Source) datasource.Source {
 	src.ExplicitNamespace = false
 	return src
-}
-
-func hasFinalizer(obj metav1.Object, finalizer string) bool {
-	return slices.Contains(obj.GetFinalizers(), finalizer)
 }

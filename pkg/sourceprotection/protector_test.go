@@ -2,12 +2,14 @@ package sourceprotection
 
 import (
 	"context"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
-
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,16 +18,18 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/inflight"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 )
 
-// grantsFor allows exactly the claim namespaces listed.
-type grantsFor map[string]bool
+// grants answers every check with one reason.
+type grants referencegrant.Reason
 
-func (g grantsFor) Check(ref referencegrant.Reference) referencegrant.Decision {
-	return referencegrant.Decision{Allowed: g[ref.FromNamespace]}
+func (g grants) Check(referencegrant.Reference) referencegrant.Decision {
+	return referencegrant.Decision{Allowed: g == grants(referencegrant.ReasonAllowed), Reason: referencegrant.Reason(g)}
 }
 
 // noVolumes is a PV lister in which no PV exists.
@@ -37,29 +41,73 @@ func (noVolumes) Get(name string) (*v1.PersistentVolume, error) {
 	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "persistentvolumes"}, name)
 }
 
-func pendingClaim(namespace, name, sourceNamespace string) *v1.PersistentVolumeClaim {
-	group := datasource.SnapshotGroup
-	ref := &v1.TypedObjectReference{APIGroup: &group, Kind: datasource.SnapshotKind, Name: "snap"}
-	if sourceNamespace != "" {
-		ref.Namespace = &sourceNamespace
+var (
+	prodSnap  = datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: "prod", Name: "snap"}
+	prodClaim = datasource.Source{Kind: datasource.ClaimKind, Namespace: "prod", Name: "data"}
+	deletedAt = metav1.NewTime(time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC))
+)
+
+type claimOption func(*v1.PersistentVolumeClaim)
+
+// pendingClaim is a claim in namespace restoring or cloning src, naming
+// src's namespace explicitly when it is another one.
+func pendingClaim(namespace, name string, src datasource.Source, opts ...claimOption) *v1.PersistentVolumeClaim {
+	ref := &v1.TypedObjectReference{Kind: src.Kind, Name: src.Name}
+	if src.APIGroup != "" {
+		ref.APIGroup = &src.APIGroup
 	}
-	return &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID(name)},
-		Spec: v1.PersistentVolumeClaimSpec{DataSourceRef: ref}}
+	if src.Namespace != namespace {
+		ref.Namespace = &src.Namespace
+	}
+	c := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID(name),
+		CreationTimestamp: metav1.NewTime(deletedAt.Add(-time.Hour))}, Spec: v1.PersistentVolumeClaimSpec{DataSourceRef: ref}}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+func createdAfterTheDeletion(c *v1.PersistentVolumeClaim) {
+	c.CreationTimestamp = metav1.NewTime(deletedAt.Add(time.Minute))
+}
+
+// beingDeleted is the source object with a deletion requested at deletedAt
+// and the source's protection finalizer.
+func beingDeleted(src datasource.Source) metav1.Object {
+	return &metav1.ObjectMeta{Namespace: src.Namespace, Name: src.Name, DeletionTimestamp: &deletedAt,
+		Finalizers: []string{src.Finalizer()}}
 }
 
 func TestInUse(t *testing.T) {
-	snap := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: "prod", Name: "snap"}
 	tests := []struct {
-		name   string
-		claims []*v1.PersistentVolumeClaim
-		grants grantsFor
-		want   bool
+		name     string
+		src      datasource.Source
+		obj      metav1.Object // the source as last seen; nil: not being deleted
+		claims   []*v1.PersistentVolumeClaim
+		grants   grants
+		gateOff  bool
+		inFlight bool
+		want     bool
 	}{
-		{"a pending claim in the snapshot's namespace keeps it", []*v1.PersistentVolumeClaim{pendingClaim("prod", "a", "")}, nil, true},
-		{"a pending claim with a grant keeps it", []*v1.PersistentVolumeClaim{pendingClaim("test", "a", "prod")}, grantsFor{"test": true}, true},
-		{"a pending claim without a grant does not keep another namespace's snapshot",
-			[]*v1.PersistentVolumeClaim{pendingClaim("test", "a", "prod")}, grantsFor{}, false},
-		{"no claim, no use", nil, nil, false},
+		{"a pending claim in the snapshot's namespace keeps it", prodSnap, nil,
+			[]*v1.PersistentVolumeClaim{pendingClaim("prod", "a", prodSnap)}, "", false, false, true},
+		{"a pending claim with a grant keeps it", prodSnap, nil,
+			[]*v1.PersistentVolumeClaim{pendingClaim("test", "a", prodSnap)}, grants(referencegrant.ReasonAllowed), false, false, true},
+		{"a pending claim without a grant does not keep another namespace's snapshot", prodSnap, nil,
+			[]*v1.PersistentVolumeClaim{pendingClaim("test", "a", prodSnap)}, grants(referencegrant.ReasonNotGranted), false, false, false},
+		{"a pending claim whose grant cannot be read keeps it: unknown is in use", prodSnap, nil,
+			[]*v1.PersistentVolumeClaim{pendingClaim("test", "a", prodSnap)}, grants(referencegrant.ReasonUnavailable), false, false, true},
+		{"a claim naming a PVC across namespaces is never provisioned, grant or not", prodClaim, nil,
+			[]*v1.PersistentVolumeClaim{pendingClaim("test", "x", prodClaim)}, grants(referencegrant.ReasonAllowed), false, false, false},
+		{"a claim naming another namespace with the gate off is never provisioned", prodSnap, nil,
+			[]*v1.PersistentVolumeClaim{pendingClaim("test", "a", prodSnap)}, grants(referencegrant.ReasonAllowed), true, false, false},
+		{"a pending claim keeps a snapshot whose deletion was requested after it", prodSnap, beingDeleted(prodSnap),
+			[]*v1.PersistentVolumeClaim{pendingClaim("prod", "a", prodSnap)}, "", false, false, true},
+		{"a claim created after the deletion request does not keep the snapshot", prodSnap, beingDeleted(prodSnap),
+			[]*v1.PersistentVolumeClaim{pendingClaim("prod", "a", prodSnap, createdAfterTheDeletion)}, "", false, false, false},
+		{"a CreateVolume whose outcome is unknown keeps the snapshot after its claim is gone", prodSnap, nil,
+			nil, "", false, true, true},
+		{"no claim, no use", prodSnap, nil, nil, "", false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -69,9 +117,18 @@ func TestInUse(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p := New(Config{Claims: indexer, Volumes: noVolumes{}, Grants: tt.grants,
+			attempts := inflight.New()
+			if tt.inFlight {
+				attempts.Begin(&inflight.Attempt{Claim: "gone", Source: tt.src})
+			}
+			p := New(Config{Claims: indexer, Volumes: noVolumes{}, InFlight: attempts,
+				Policy:     claimsource.Policy{CrossNamespace: !tt.gateOff, Grants: tt.grants},
 				VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
-			if got := p.inUse(snap); got != tt.want {
+			obj := tt.obj
+			if obj == nil {
+				obj = &metav1.ObjectMeta{Namespace: tt.src.Namespace, Name: tt.src.Name}
+			}
+			if got := p.inUse(tt.src, obj); got != tt.want {
 				t.Errorf("inUse() = %v, want %v", got, tt.want)
 			}
 		})
@@ -82,31 +139,140 @@ func TestConcurrentProtectSendsOnePatch(t *testing.T) {
 	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "prod", ResourceVersion: "1"}}
 	client := snapfake.NewSimpleClientset(snap)
 	p := New(Config{SnapshotClient: client, Snapshots: staleCache{snap}})
-	src := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: "prod", Name: "snap"}
 	var wg sync.WaitGroup
 	for range 20 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := p.Protect(context.Background(), src); err != nil {
+		wg.Go(func() {
+			if err := p.Protect(context.Background(), prodSnap); err != nil {
 				t.Error(err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
-	patches := 0
-	for _, a := range client.Actions() {
-		if a.GetVerb() == "patch" {
-			patches++
-		}
-	}
-	if patches != 1 {
-		t.Errorf("%d patches for 20 concurrent restores of one snapshot, want 1", patches)
+	if n := patches(client); n != 1 {
+		t.Errorf("%d patches for 20 concurrent restores of one snapshot, want 1", n)
 	}
 }
 
+// TestProtectAfterAReleaseTheCacheHasNotSeenWrites: a release removed the
+// finalizer and the cache still shows it. A Protect that trusted the cache
+// would let CreateVolume run with the snapshot unprotected.
+func TestProtectAfterAReleaseTheCacheHasNotSeenWrites(t *testing.T) {
+	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "prod", ResourceVersion: "1",
+		Finalizers: []string{datasource.SnapshotFinalizer}}}
+	client := snapfake.NewSimpleClientset(snap)
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{requeue.SourceIndex: requeue.IndexBySource})
+	p := New(Config{SnapshotClient: client, Snapshots: staleCache{snap}, Claims: indexer, Volumes: noVolumes{},
+		InFlight: inflight.New(), VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
+	ctx := context.Background()
+
+	if err := p.release(ctx, prodSnap); err != nil {
+		t.Fatal(err)
+	}
+	if f := finalizers(t, client); slices.Contains(f, datasource.SnapshotFinalizer) {
+		t.Fatalf("finalizers after the release = %v, want it released (nothing uses the snapshot)", f)
+	}
+	if err := p.Protect(ctx, prodSnap); err != nil {
+		t.Fatal(err)
+	}
+	if f := finalizers(t, client); !slices.Contains(f, datasource.SnapshotFinalizer) {
+		t.Errorf("finalizers after Protect = %v, want %s: Protect trusted the stale cache", f, datasource.SnapshotFinalizer)
+	}
+}
+
+// TestNothingIsReleasedBeforeTheCachesSync: before the claims cache has
+// synced it shows no claim, and every source would look unused.
+func TestNothingIsReleasedBeforeTheCachesSync(t *testing.T) {
+	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "prod", ResourceVersion: "1",
+		Finalizers: []string{datasource.SnapshotFinalizer}}}
+	client := snapfake.NewSimpleClientset(snap)
+	reads := &countingCache{staleCache: staleCache{snap}}
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{requeue.SourceIndex: requeue.IndexBySource})
+	var synced atomic.Bool
+	asked := make(chan struct{}, 1)
+	p := New(Config{SnapshotClient: client, Snapshots: reads, Claims: indexer, Volumes: noVolumes{}, InFlight: inflight.New(),
+		Synced: []cache.InformerSynced{func() bool {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			return synced.Load()
+		}},
+		VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		p.Run(ctx, 1)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	p.Recheck(prodSnap) // the snapshot carries the finalizer, as after a restart
+	select {
+	case <-asked:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run does not wait for the caches to sync")
+	}
+
+	// The initial list brings the pending claim; then the cache has synced.
+	if err := indexer.Add(pendingClaim("prod", "a", prodSnap)); err != nil {
+		t.Fatal(err)
+	}
+	synced.Store(true)
+	waitFor(t, "the snapshot to be looked at", func() bool { return reads.count() >= 1 })
+	p.Recheck(prodSnap) // queued behind the first look, so a second read means the first is done
+	waitFor(t, "the snapshot to be looked at again", func() bool { return reads.count() >= 2 })
+	if n := patches(client); n != 0 {
+		t.Errorf("%d patches: the snapshot was released while a claim restores it", n)
+	}
+}
+
+// countingCache counts the reads of a staleCache.
+type countingCache struct {
+	staleCache
+	reads atomic.Int32
+}
+
+func (c *countingCache) GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
+	c.reads.Add(1)
+	return c.staleCache.GetSnapshot(namespace, name)
+}
+
+func (c *countingCache) count() int { return int(c.reads.Load()) }
+
 // staleCache always returns the snapshot as it was, as a lagging informer
-// would right after the patch.
+// would right after a patch.
 type staleCache struct{ snap *snapv1.VolumeSnapshot }
 
 func (s staleCache) GetSnapshot(string, string) (*snapv1.VolumeSnapshot, error) { return s.snap, nil }
+
+func patches(client *snapfake.Clientset) int {
+	n := 0
+	for _, a := range client.Actions() {
+		if a.GetVerb() == "patch" {
+			n++
+		}
+	}
+	return n
+}
+
+func finalizers(t *testing.T, client *snapfake.Clientset) []string {
+	t.Helper()
+	s, err := client.SnapshotV1().VolumeSnapshots("prod").Get(context.Background(), "snap", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Finalizers
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -1,0 +1,45 @@
+package datasource
+
+import (
+	"slices"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// The finalizers that keep a source from being deleted while a volume is
+// provisioned from it, the same as the upstream csi-provisioner's. They are
+// shared by every provisioner that restores or clones the object.
+const (
+	// SnapshotFinalizer protects a VolumeSnapshot being restored.
+	SnapshotFinalizer = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection"
+	// CloneFinalizer protects a PersistentVolumeClaim being cloned.
+	CloneFinalizer = "provisioner.storage.kubernetes.io/cloning-protection"
+)
+
+// Finalizer is the protection finalizer of the source's kind, "" for kinds
+// the provisioner does not read.
+func (s Source) Finalizer() string {
+	switch s.Type() {
+	case Snapshot:
+		return SnapshotFinalizer
+	case Claim:
+		return CloneFinalizer
+	}
+	return ""
+}
+
+// ServesDespiteDeletion reports whether a source object whose deletion has
+// been requested still serves claim: its deletion waits for finalizer, and
+// the claim already existed when the deletion was requested. The finalizer
+// promises that claims in progress finish, also across a restart of the
+// sidecar that lost track of which attempt had started; a claim created
+// after the deletion request may not start a new use of the source. An
+// object that is not being deleted serves every claim.
+func ServesDespiteDeletion(source metav1.Object, finalizer string, claim metav1.Object) bool {
+	deletion := source.GetDeletionTimestamp()
+	if deletion == nil {
+		return true
+	}
+	created := claim.GetCreationTimestamp()
+	return slices.Contains(source.GetFinalizers(), finalizer) && !created.After(deletion.Time)
+}

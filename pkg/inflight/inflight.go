@@ -1,0 +1,115 @@
+// Package inflight remembers the CreateVolume calls whose outcome is not
+// known yet: sent, and answered with a timeout or another error after which
+// the driver may still be creating the volume.
+//
+// Once CreateVolume may have run, the source checks must not run again: a
+// grant revoked or a snapshot deleted meanwhile would refuse the retry, the
+// volume would never be reported, and it would leak. Instead the provisioner
+// re-sends the same request (with the source it validated) until the driver
+// answers for good, or, when the claim is gone, gets the volume back by name
+// and deletes it. Source protection counts every attempt here as a use of
+// its source, also after the claim was deleted.
+package inflight
+
+import (
+	"sync"
+
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+)
+
+// Attempt is one CreateVolume whose outcome is unknown.
+type Attempt struct {
+	// Claim is the UID of the claim being provisioned; Namespace and Name
+	// identify it for logs and to tell whether it still exists.
+	Claim           types.UID
+	Namespace, Name string
+	// Source is the snapshot or claim the volume is filled from, the zero
+	// Source for an empty volume.
+	Source datasource.Source
+	// Request is exactly what was sent; it is sent again unchanged.
+	Request *csi.CreateVolumeRequest
+}
+
+// Registry holds the attempts in progress. It is safe for concurrent use.
+type Registry struct {
+	mu       sync.Mutex
+	attempts map[types.UID]*Attempt
+	sources  map[datasource.Source]int
+	onEnd    func(datasource.Source)
+}
+
+// New returns an empty Registry.
+func New() *Registry {
+	return &Registry{attempts: map[types.UID]*Attempt{}, sources: map[datasource.Source]int{}}
+}
+
+// OnEnd sets a function called with an attempt's source when the last
+// attempt using it ends, e.g. to let source protection release it. Call it
+// before the first Begin.
+func (r *Registry) OnEnd(f func(datasource.Source)) { r.onEnd = f }
+
+// Begin records a. It must be called before CreateVolume is sent, so the
+// source stays protected from the moment the driver may use it.
+func (r *Registry) Begin(a *Attempt) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if old, ok := r.attempts[a.Claim]; ok {
+		r.release(old)
+	}
+	r.attempts[a.Claim] = a
+	if src := key(a.Source); src.Type() != datasource.None {
+		r.sources[src]++
+	}
+}
+
+// Get returns the claim's attempt in progress, nil if there is none.
+func (r *Registry) Get(claim types.UID) *Attempt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.attempts[claim]
+}
+
+// End forgets the claim's attempt: the driver answered for good.
+func (r *Registry) End(claim types.UID) {
+	r.mu.Lock()
+	a, ok := r.attempts[claim]
+	var released datasource.Source
+	if ok {
+		delete(r.attempts, claim)
+		released = r.release(a)
+	}
+	r.mu.Unlock()
+	if released.Type() != datasource.None && r.onEnd != nil {
+		r.onEnd(released)
+	}
+}
+
+// Uses reports whether an attempt in progress restores or clones src.
+func (r *Registry) Uses(src datasource.Source) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sources[key(src)] > 0
+}
+
+// release drops a's use of its source and returns the source when no
+// attempt uses it any more.
+func (r *Registry) release(a *Attempt) datasource.Source {
+	src := key(a.Source)
+	if src.Type() == datasource.None {
+		return datasource.Source{}
+	}
+	if r.sources[src]--; r.sources[src] > 0 {
+		return datasource.Source{}
+	}
+	delete(r.sources, src)
+	return src
+}
+
+// key names the source object however the claim spelled its namespace.
+func key(src datasource.Source) datasource.Source {
+	src.ExplicitNamespace = false
+	return src
+}

@@ -1,0 +1,43 @@
+package sidecar
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+)
+
+// TestRestartKeepsTheFinalizerOfAPendingRestore: the sidecar starts (after
+// an upgrade, an OOM kill or a failover) while a restore is pending and the
+// snapshot carries the finalizer an earlier run put there. Until every
+// cache that says whether the claim still restores it can be read (here the
+// ReferenceGrant CRD is not served yet), the finalizer stays; it goes once
+// the claim has its volume.
+func TestRestartKeepsTheFinalizerOfAPendingRestore(t *testing.T) {
+	var claim *v1.PersistentVolumeClaim
+	e := startEnv(t, knownSnapshots("prod/snap"), grantCRDAbsent(), beforeStart(recordReleases), beforeStart(func(e *env) {
+		e.createSnapshot("prod", "snap", true)
+		snap, err := e.snaps.SnapshotV1().VolumeSnapshots("prod").Get(e.ctx, "snap", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		snap.Finalizers = []string{datasource.SnapshotFinalizer}
+		if _, err := e.snaps.SnapshotV1().VolumeSnapshots("prod").Update(e.ctx, snap, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		e.createGrant("prod", "bar", "test", "snap")
+		claim = e.createClaim("test", "data", fromSnapshot("prod", "snap"))
+	}))
+	e.waitForEvent(claim, v1.EventTypeWarning, "ProvisioningFailed", "cannot check whether PersistentVolumeClaims")
+	if r := e.releases.Load(); r != 0 {
+		t.Fatalf("the snapshot was released %d times while the grant cache could not be read", r)
+	}
+
+	e.grantAPI.serve(grantResources)
+	e.waitForPV(claim)
+	e.waitFor("the snapshot to be released once the claim has its volume", func() bool {
+		return !hasString(e.snapshotFinalizers("prod", "snap"), datasource.SnapshotFinalizer)
+	})
+}

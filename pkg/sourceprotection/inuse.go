@@ -1,0 +1,38 @@
+package sourceprotection
+
+import (
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/requeue"
+)
+
+// inUse reports whether src (as last seen: obj) must keep its finalizer:
+// a CreateVolume from it may still be running, or a pending claim would be
+// provisioned from it. "Would be provisioned" is the provisioning decision
+// itself (claimsource), so a claim refused for good (its kind across
+// namespaces, the gate off, no grant) holds nothing: otherwise anyone could
+// keep another namespace's snapshot from being deleted by naming it. A claim
+// whose grant cannot be read now holds the source, as does one the source
+// still serves while being deleted (datasource.ServesDespiteDeletion).
+func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
+	if p.cfg.InFlight != nil && p.cfg.InFlight.Uses(src) {
+		return true
+	}
+	objs, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
+	for _, o := range objs {
+		claim := o.(*v1.PersistentVolumeClaim)
+		if claim.DeletionTimestamp != nil || !datasource.ServesDespiteDeletion(obj, src.Finalizer(), claim) {
+			continue
+		}
+		if _, err := p.cfg.Volumes.Get(p.cfg.VolumeName(claim)); !apierrors.IsNotFound(err) {
+			continue // provisioned (or the cache cannot say otherwise)
+		}
+		if _, verdict, err := p.cfg.Policy.Decide(claim); err == nil && verdict.HoldsSource() {
+			return true
+		}
+	}
+	return false
+}
