@@ -36,33 +36,13 @@ func testSnapshotDeletedWhileProvisioning(t *testing.T) {
 	grant(t, prod, "allow", test, "snap")
 	createPVC(t, test, "restore", class, restoring(prod, "snap"))
 
-	waitFor(t, "the provisioner's finalizer on the snapshot", func(ctx context.Context) bool {
-		s, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
-		return err == nil && slices.Contains(s.Finalizers, protectionFinalizer)
-	})
-	if err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Delete(ctx, "snap", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	deleteProtectedSnapshot(t, ctx, prod)
 	s, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
 	if err != nil || s.DeletionTimestamp == nil {
 		t.Fatalf("the snapshot should wait for provisioning in deletion, got %v (err %v)", s, err)
 	}
 
-	pv := waitBound(t, test, "restore")
-	if got := readData(t, slow, pv); got != "slow data" {
-		t.Errorf("restored data = %q", got)
-	}
-	waitFor(t, "the snapshot to be deleted once provisioning is done", func(ctx context.Context) bool {
-		_, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	})
-	volumes, err := filepath.Glob(filepath.Join(slow.State, "volumes", "*.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(volumes) != 2 {
-		t.Errorf("the driver holds %d volumes, want 2 (the source and the restore): %v", len(volumes), volumes)
-	}
+	restoredThenSnapshotGone(t, slow, prod, test, "slow data")
 }
 
 // testSameNamespaceSources: restore and clone within a namespace work as in
@@ -97,5 +77,42 @@ func waitFor(t *testing.T, what string, cond func(context.Context) bool) {
 	})
 	if err != nil {
 		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// restoredThenSnapshotGone waits until the claim namespace/restore is bound
+// with data restored by stack, then until the snapshot prod/snap whose
+// deletion waited for it is gone, and checks that the driver holds exactly
+// the source volume and the restored one: nothing leaked.
+func restoredThenSnapshotGone(t *testing.T, stack *localenv.Stack, prod, namespace, data string) {
+	t.Helper()
+	pv := waitBound(t, namespace, "restore")
+	if got := readData(t, stack, pv); got != data {
+		t.Errorf("restored data = %q, want %q", got, data)
+	}
+	waitFor(t, "the snapshot to be deleted once provisioning is done", func(ctx context.Context) bool {
+		_, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	volumes, err := filepath.Glob(filepath.Join(stack.State, "volumes", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(volumes) != 2 {
+		t.Errorf("the driver holds %d volumes, want 2 (the source and the restore): %v", len(volumes), volumes)
+	}
+}
+
+// deleteProtectedSnapshot waits until the snapshot prod/snap carries the
+// provisioner's finalizer (a restore from it is in flight), then asks to
+// delete it.
+func deleteProtectedSnapshot(t *testing.T, ctx context.Context, prod string) {
+	t.Helper()
+	waitFor(t, "the provisioner's finalizer on the snapshot", func(ctx context.Context) bool {
+		s, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "snap", metav1.GetOptions{})
+		return err == nil && slices.Contains(s.Finalizers, protectionFinalizer)
+	})
+	if err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Delete(ctx, "snap", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
 	}
 }

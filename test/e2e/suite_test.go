@@ -22,6 +22,8 @@ func TestE2E(t *testing.T) {
 		{"SameNamespaceSources", testSameNamespaceSources},
 		{"Metrics", testMetrics},
 		{"LeaderElection", testLeaderElection},
+		{"GrantWatchLost", testGrantWatchLost},
+		{"RestartWithPendingRestore", testRestartWithPendingRestore},
 	} {
 		if !t.Run(c.name, c.run) && testing.Short() {
 			return
