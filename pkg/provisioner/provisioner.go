@@ -7,13 +7,9 @@ package provisioner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"github.com/kubernetes-csi/csi-lib-utils/protosanitizer"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -175,107 +171,4 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 		}
 	}
 	return p.create(ctx, opts, attempt, refs)
-}
-
-// resume finishes an attempt whose CreateVolume may have run: it sends the
-// same request again, without checking the source again (KEP-3294: an
-// attempt past its checks finishes). If the claim is gone, the volume is
-// taken back by name and deleted.
-func (p *Provisioner) resume(ctx context.Context, opts controller.ProvisionOptions, attempt *inflight.Attempt) (*v1.PersistentVolume, controller.ProvisioningState, error) {
-	claim := opts.PVC
-	klog.FromContext(ctx).V(2).Info("Sending CreateVolume again: its earlier outcome is unknown", "volume", attempt.Request.GetName())
-	if current, err := p.claims.PersistentVolumeClaims(claim.Namespace).Get(claim.Name); err != nil || current.UID != claim.UID {
-		return p.abandon(ctx, attempt)
-	}
-	refs, err := resolveSecrets(opts.StorageClass.Parameters, opts.PVName, claim)
-	if err != nil {
-		return nil, controller.ProvisioningInBackground, err
-	}
-	return p.create(ctx, opts, attempt, refs)
-}
-
-// create sends the attempt's CreateVolume and turns the answer into a PV.
-// The attempt ends when the driver has answered for good.
-func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptions, attempt *inflight.Attempt, refs secretRefs) (pv *v1.PersistentVolume, state controller.ProvisioningState, err error) {
-	defer func() {
-		if state != controller.ProvisioningInBackground {
-			p.inflight.End(attempt.Claim)
-		}
-	}()
-	req := attempt.Request
-	klog.FromContext(ctx).V(5).Info("CreateVolume", "request", protosanitizer.StripSecrets(req))
-	resp, err := p.driver.CreateVolume(ctx, req)
-	if err != nil {
-		mayReschedule := p.caps.AccessibilityConstraints && opts.SelectedNodeName != ""
-		return nil, createState(err, mayReschedule), fmt.Errorf("CreateVolume %s: %w", req.Name, err)
-	}
-	created := resp.GetVolume()
-	if !confirmsSource(req.GetVolumeContentSource(), created.GetContentSource()) {
-		state, err := p.undoCreate(ctx, created, req.GetSecrets(),
-			errors.New("the CSI driver created the volume without the requested data source; it was deleted again"))
-		return nil, state, err
-	}
-	if got, want := created.GetCapacityBytes(), req.GetCapacityRange().GetRequiredBytes(); got != 0 && got < want {
-		state, err := p.undoCreate(ctx, created, req.GetSecrets(),
-			fmt.Errorf("the CSI driver created a volume of %d bytes, less than the %d requested; it was deleted again", got, want))
-		return nil, state, err
-	}
-	return buildVolume(volumeInput{opts: p.opts, claim: opts.PVC, class: opts.StorageClass, pvName: opts.PVName, driverName: p.driverName,
-		fsType: fsType(p.opts, opts.StorageClass), created: created, secrets: refs}), controller.ProvisioningFinished, nil
-}
-
-// abandon undoes an attempt whose claim was deleted while its CreateVolume
-// outcome was unknown: the volume may exist, and nobody will ever use it.
-// CSI deletes volumes by ID, which only CreateVolume returns, so the same
-// request is sent again to learn it.
-func (p *Provisioner) abandon(ctx context.Context, attempt *inflight.Attempt) (*v1.PersistentVolume, controller.ProvisioningState, error) {
-	logger := klog.FromContext(ctx)
-	req := attempt.Request
-	resp, err := p.driver.CreateVolume(ctx, req)
-	if err != nil {
-		if csiclient.IsFinal(err) {
-			// The driver says it has no such volume and will not make one.
-			p.inflight.End(attempt.Claim)
-			logger.Info("Claim deleted while its volume was being created; the driver created none", "volume", req.GetName(), "err", err)
-			return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim deleted"}
-		}
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("CreateVolume %s of deleted claim %s/%s, to delete it: %w",
-			req.GetName(), attempt.Namespace, attempt.Name, err)
-	}
-	id := resp.GetVolume().GetVolumeId()
-	if err := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id, Secrets: req.GetSecrets()}); err != nil {
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("deleting volume %s of deleted claim %s/%s: %w",
-			id, attempt.Namespace, attempt.Name, err)
-	}
-	p.inflight.End(attempt.Claim)
-	logger.Info("Claim deleted while its volume was being created; the volume was deleted", "volume", req.GetName(), "volumeID", id)
-	return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim deleted"}
-}
-
-// undoCreate deletes a volume the driver created wrongly (without the
-// requested content, or too small), so the user never gets an empty or short
-// volume in place of the one asked for; err says what was wrong.
-func (p *Provisioner) undoCreate(ctx context.Context, created *csi.Volume, secret map[string]string, err error) (controller.ProvisioningState, error) {
-	if derr := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: created.GetVolumeId(), Secrets: secret}); derr != nil {
-		// The volume exists and the next attempt will get it back by name:
-		// keep trying rather than forget it.
-		return controller.ProvisioningInBackground, fmt.Errorf("%w, but deleting it failed (will retry): %v", err, derr)
-	}
-	return controller.ProvisioningFinished, err
-}
-
-// createState maps a CreateVolume error to what the controller must do: a
-// final error ends the attempt; anything else means the volume may still be
-// created in the background and the same request must be retried. A
-// late-bound volume of a topology-aware driver that ran out of resources on
-// the selected node goes back to the scheduler (CSI: ResourceExhausted means
-// the operation is not pending).
-func createState(err error, mayReschedule bool) controller.ProvisioningState {
-	if mayReschedule && status.Code(err) == codes.ResourceExhausted {
-		return controller.ProvisioningReschedule
-	}
-	if csiclient.IsFinal(err) {
-		return controller.ProvisioningFinished
-	}
-	return controller.ProvisioningInBackground
 }
