@@ -14,6 +14,7 @@ TOOLS       := $(CACHE)/bin
 KUBE_TOOLS  := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager
 SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
 UPSTREAM    := $(TOOLS)/upstream-csi-provisioner
+LINT_TOOLS  := $(TOOLS)/golangci-lint $(TOOLS)/logcheck
 # The upstream release test/tools/upstream pins, stamped into its --version.
 UPSTREAM_VERSION = $(lastword $(shell grep -o 'external-provisioner/v6 v[^ ]*' test/tools/upstream/go.mod))
 CRDS        := $(CACHE)/crds
@@ -21,7 +22,7 @@ CRDS        := $(CACHE)/crds
 # passes through anything else (errors, downloads).
 PROGRESS    := awk '/^[a-z0-9.-]+(\/[^ :]+)*$$/ { if (++n % 200 == 0) { print "   ... " n " packages compiled"; fflush() } next } { print; fflush() }'
 
-.PHONY: help build test test-unit bench bench-smoke test-e2e tools demo demo-down verify vet fmt vendor image clean
+.PHONY: help build test test-unit bench bench-smoke test-e2e tools demo demo-down verify vet fmt lint vendor image clean
 
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -30,7 +31,7 @@ build: ## Build the sidecar into bin/csi-provisioner (static) and the local test
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
 
-tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(CRDS)/.done ## Build the local control plane, snapshot controllers and upstream provisioner (cached in .cache/).
+tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(LINT_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and linters (cached in .cache/).
 
 # kube-apiserver, kube-controller-manager and etcd from the Go module proxy,
 # through the wrapper module test/tools/kube (k8s.io/kubernetes has replace
@@ -58,6 +59,14 @@ $(UPSTREAM): test/tools/upstream/go.mod test/tools/upstream/go.sum
 		-ldflags '-X main.version=$(UPSTREAM_VERSION)' -o $(abspath $@) \
 		github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner 2>&1 | $(PROGRESS)
 	@touch $@
+
+# golangci-lint and logcheck at the versions test/tools/lint pins.
+$(LINT_TOOLS) &: test/tools/lint/go.mod test/tools/lint/go.sum
+	@echo ">> building golangci-lint and logcheck"
+	@mkdir -p $(TOOLS)
+	set -o pipefail; cd test/tools/lint && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
+		github.com/golangci/golangci-lint/v2/cmd/golangci-lint sigs.k8s.io/logtools/logcheck 2>&1 | $(PROGRESS)
+	@touch $(LINT_TOOLS)
 
 # The CRDs come from the modules the sidecar is built with.
 $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
@@ -90,13 +99,17 @@ demo-down: ## Stop a demo cluster left behind (e.g. after kill -9).
 	-pkill -f '$(subst .cache,[.]cache,$(abspath $(CACHE)))/demo' || true
 	rm -rf $(CACHE)/demo
 
-verify: fmt vet ## gofmt and go vet.
+verify: fmt vet lint ## gofmt, go vet and the linters.
 
 fmt: ## Fail if a Go file is not gofmt'ed.
 	@out=$$(gofmt -l cmd pkg test 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet: ## go vet.
 	$(GO) vet ./...
+
+lint: $(LINT_TOOLS) ## golangci-lint (hack/golangci.yml) and logcheck for structured, contextual logging (hack/logcheck.conf).
+	$(TOOLS)/golangci-lint run --config hack/golangci.yml ./...
+	$(TOOLS)/logcheck -check-contextual -check-value -config hack/logcheck.conf ./...
 
 vendor: ## Tidy go.mod, refresh vendor/ and verify the module cache.
 	GOFLAGS=-mod=mod $(GO) mod tidy

@@ -40,7 +40,7 @@ func main() {
 	defer stop()
 	klog.FromContext(ctx).Info("Starting csi-provisioner", "version", version)
 	if err := sidecar.Run(ctx, opts); err != nil {
-		klog.ErrorS(err, "csi-provisioner failed")
+		klog.FromContext(ctx).Error(err, "csi-provisioner failed")
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()

@@ -60,6 +60,6 @@ func TestDriverParameters(t *testing.T) {
 		t.Errorf("DriverParameters() = %v, want only the driver's own parameter", got)
 	}
 	if _, err := DriverParameters(map[string]string{Prefix + "fs-type": "xfs"}); err == nil {
-		t.Error("a misspelt reserved parameter must be an error")
+		t.Error("a misspelled reserved parameter must be an error")
 	}
 }

@@ -107,7 +107,7 @@ func TestCreateVolumeTimeoutIsNotFinal(t *testing.T) {
 		t.Errorf("IsFinal(%v) = true, want false: the volume may still be created", err)
 	}
 	if ctx.Err() != nil {
-		t.Errorf("per-call timeout cancelled the caller's context: %v", ctx.Err())
+		t.Errorf("per-call timeout canceled the caller's context: %v", ctx.Err())
 	}
 }
 

@@ -99,7 +99,7 @@ func (p *Provisioner) undoCreate(ctx context.Context, created *csi.Volume, secre
 	if derr := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: created.GetVolumeId(), Secrets: secret}); derr != nil {
 		// The volume exists and the next attempt will get it back by name:
 		// keep trying rather than forget it.
-		return controller.ProvisioningInBackground, fmt.Errorf("%w, but deleting it failed (will retry): %v", err, derr)
+		return controller.ProvisioningInBackground, fmt.Errorf("%w, but deleting it failed (will retry): %w", err, derr)
 	}
 	return controller.ProvisioningFinished, err
 }

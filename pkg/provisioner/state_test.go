@@ -25,7 +25,7 @@ func TestCreateState(t *testing.T) {
 			err: grpcErr(codes.DeadlineExceeded), mayReschedule: true, want: controller.ProvisioningInBackground},
 		{name: "an unavailable driver may still create the volume", err: grpcErr(codes.Unavailable),
 			want: controller.ProvisioningInBackground},
-		{name: "a cancelled call may still create the volume", err: grpcErr(codes.Canceled),
+		{name: "a canceled call may still create the volume", err: grpcErr(codes.Canceled),
 			want: controller.ProvisioningInBackground},
 		{name: "an operation already pending in the driver is retried", err: grpcErr(codes.Aborted),
 			want: controller.ProvisioningInBackground},

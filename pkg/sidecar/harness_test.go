@@ -396,7 +396,7 @@ func (e *env) metric(name, label, value string) float64 {
 
 // blockFirstCreate is a CreateVolume hook that signals entered on the first
 // call and holds that call until release is closed (or the call is
-// cancelled); every call then proceeds normally.
+// canceled); every call then proceeds normally.
 func blockFirstCreate(entered, release chan struct{}) csitest.CreateVolumeHook {
 	var once sync.Once
 	return func(ctx context.Context, _ *csispec.CreateVolumeRequest) (*csispec.CreateVolumeResponse, error, bool) {

@@ -121,7 +121,7 @@ func TestCheck(t *testing.T) {
 			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) {
 				c.Annotations = map[string]string{"snapshot.storage.kubernetes.io/allow-volume-mode-change": "true"}
 			}}},
-		{name: "the issue's spelling of the annotation is honoured too",
+		{name: "the issue's spelling of the annotation is honored too",
 			mode: block, prevent: true, want: Usable,
 			opts: []snapOption{func(_ *snapv1.VolumeSnapshot, c *snapv1.VolumeSnapshotContent) {
 				c.Annotations = map[string]string{"snapshot.storage.k8s.io/allow-volume-mode-change": "true"}

@@ -22,7 +22,7 @@ func WaitHealthy(ctx context.Context, url, token string, watched ...*Process) er
 	for time.Now().Before(deadline) {
 		for _, p := range watched {
 			if exited, err := p.Exited(); exited {
-				return fmt.Errorf("%s exited (%v); see %s", p.Name, err, p.LogPath())
+				return fmt.Errorf("%s exited (%w); see %s", p.Name, err, p.LogPath())
 			}
 		}
 		if healthy(ctx, url, token) {

@@ -68,6 +68,6 @@ func TestCopyTreeStopsWhenTheContextIsDone(t *testing.T) {
 	src := t.TempDir()
 	writeFile(t, src, "f", "x")
 	if err := copyTree(ctx, src, t.TempDir()); !errors.Is(err, context.Canceled) {
-		t.Errorf("copyTree with a cancelled context = %v, want context.Canceled", err)
+		t.Errorf("copyTree with a canceled context = %v, want context.Canceled", err)
 	}
 }

@@ -55,7 +55,7 @@ func TestRunServesUntilCancelledAndRemovesTheSocket(t *testing.T) {
 			t.Fatalf("Run returned %v after cancel, want nil", err)
 		}
 	case <-time.After(callTimeout):
-		t.Fatal("Run did not return after its context was cancelled")
+		t.Fatal("Run did not return after its context was canceled")
 	}
 	if _, err := os.Lstat(sock); !os.IsNotExist(err) {
 		t.Errorf("socket still exists after Run returned (%v)", err)

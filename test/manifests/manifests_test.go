@@ -14,7 +14,7 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
+	v1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,10 +33,10 @@ const deployDir = "../../deploy"
 // its typed Go struct. A document of any other kind fails the tests: add
 // the kind here, with the struct its API server or CRD uses.
 var knownKinds = map[schema.GroupVersionKind]func() any{
-	corev1.SchemeGroupVersion.WithKind("Namespace"):              func() any { return &corev1.Namespace{} },
-	corev1.SchemeGroupVersion.WithKind("ServiceAccount"):         func() any { return &corev1.ServiceAccount{} },
-	corev1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"):  func() any { return &corev1.PersistentVolumeClaim{} },
-	corev1.SchemeGroupVersion.WithKind("Service"):                func() any { return &corev1.Service{} },
+	v1.SchemeGroupVersion.WithKind("Namespace"):                  func() any { return &v1.Namespace{} },
+	v1.SchemeGroupVersion.WithKind("ServiceAccount"):             func() any { return &v1.ServiceAccount{} },
+	v1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"):      func() any { return &v1.PersistentVolumeClaim{} },
+	v1.SchemeGroupVersion.WithKind("Service"):                    func() any { return &v1.Service{} },
 	appsv1.SchemeGroupVersion.WithKind("Deployment"):             func() any { return &appsv1.Deployment{} },
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRole"):            func() any { return &rbacv1.ClusterRole{} },
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):     func() any { return &rbacv1.ClusterRoleBinding{} },
@@ -201,7 +201,7 @@ func validate(obj any) []error {
 		return validateGrantSpec(o.Spec)
 	case *gatewayv1beta1.ReferenceGrant:
 		return validateGrantSpec(o.Spec)
-	case *corev1.PersistentVolumeClaim:
+	case *v1.PersistentVolumeClaim:
 		return validateClaimDataSources(o.Spec)
 	}
 	return nil

@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"testing"
 
-	corev1 "k8s.io/api/core/v1"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 )
@@ -49,9 +49,9 @@ func validateGrantSpec(spec gatewayv1.ReferenceGrantSpec) []error {
 
 // validateClaimDataSources checks the API groups of a claim's dataSource
 // and dataSourceRef like validateGrantSpec does. Kubernetes does not refuse
-// "snapshot.storage.k8s.io/v1" there, but no controller recognises it as a
+// "snapshot.storage.k8s.io/v1" there, but no controller recognizes it as a
 // VolumeSnapshot, so the claim would wait for a populator forever.
-func validateClaimDataSources(spec corev1.PersistentVolumeClaimSpec) []error {
+func validateClaimDataSources(spec v1.PersistentVolumeClaimSpec) []error {
 	var errs []error
 	if ds := spec.DataSource; ds != nil {
 		errs = append(errs, validateReference("spec.dataSource", ds.APIGroup, ds.Kind, ds.Name)...)
@@ -185,20 +185,20 @@ func TestValidateGrantSpec(t *testing.T) {
 
 // newClaimSpec returns a claim spec whose dataSourceRef names the snapshot
 // prod/foo-backup in apiGroup.
-func newClaimSpec(apiGroup string) corev1.PersistentVolumeClaimSpec {
+func newClaimSpec(apiGroup string) v1.PersistentVolumeClaimSpec {
 	namespace := "prod"
-	return corev1.PersistentVolumeClaimSpec{DataSourceRef: &corev1.TypedObjectReference{
+	return v1.PersistentVolumeClaimSpec{DataSourceRef: &v1.TypedObjectReference{
 		APIGroup: &apiGroup, Kind: "VolumeSnapshot", Name: "foo-backup", Namespace: &namespace,
 	}}
 }
 
 func TestValidateClaimDataSources(t *testing.T) {
 	tests := map[string]struct {
-		spec    corev1.PersistentVolumeClaimSpec
+		spec    v1.PersistentVolumeClaimSpec
 		wantErr string
 	}{
 		"a claim without a data source is valid": {
-			spec: corev1.PersistentVolumeClaimSpec{},
+			spec: v1.PersistentVolumeClaimSpec{},
 		},
 		"a cross-namespace snapshot reference in snapshot.storage.k8s.io is valid": {
 			spec: newClaimSpec("snapshot.storage.k8s.io"),
@@ -208,7 +208,7 @@ func TestValidateClaimDataSources(t *testing.T) {
 			wantErr: `spec.dataSourceRef.apiGroup "snapshot.storage.k8s.io/v1"`,
 		},
 		"a legacy dataSource with a version in its apiGroup is rejected": {
-			spec: corev1.PersistentVolumeClaimSpec{DataSource: &corev1.TypedLocalObjectReference{
+			spec: v1.PersistentVolumeClaimSpec{DataSource: &v1.TypedLocalObjectReference{
 				APIGroup: newClaimSpec("snapshot.storage.k8s.io/v1").DataSourceRef.APIGroup, Kind: "VolumeSnapshot", Name: "s",
 			}},
 			wantErr: `spec.dataSource.apiGroup`,

@@ -38,7 +38,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := localdriver.Run(ctx, cfg); err != nil {
-		klog.ErrorS(err, "csi-localdriver failed")
+		klog.FromContext(ctx).Error(err, "csi-localdriver failed")
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()
