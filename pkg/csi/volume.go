@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"github.com/kubernetes-csi/csi-lib-utils/protosanitizer"
 	"k8s.io/klog/v2"
 )
 
@@ -17,14 +16,12 @@ func (c *Client) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
-	// Never log req directly: it carries the provisioner secrets.
-	logger.V(5).Info("Calling CSI CreateVolume", "request", protosanitizer.StripSecrets(req))
+	// The connection logs the request and response, secrets stripped.
 	resp, err := c.controller.CreateVolume(ctx, req)
 	if err != nil {
 		logger.V(5).Info("CSI CreateVolume failed", "name", req.GetName(), "err", err, "final", IsFinal(err))
 		return nil, fmt.Errorf("CSI CreateVolume %q: %w", req.GetName(), err)
 	}
-	logger.V(5).Info("CSI CreateVolume succeeded", "response", protosanitizer.StripSecrets(resp))
 	return resp, nil
 }
 
@@ -35,12 +32,10 @@ func (c *Client) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 
-	// Never log req directly: it carries the deleter secrets.
-	logger.V(5).Info("Calling CSI DeleteVolume", "request", protosanitizer.StripSecrets(req))
+	// The connection logs the request and response, secrets stripped.
 	if _, err := c.controller.DeleteVolume(ctx, req); err != nil {
 		logger.V(5).Info("CSI DeleteVolume failed", "volumeID", req.GetVolumeId(), "err", err)
 		return fmt.Errorf("CSI DeleteVolume %q: %w", req.GetVolumeId(), err)
 	}
-	logger.V(5).Info("CSI DeleteVolume succeeded", "volumeID", req.GetVolumeId())
 	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"github.com/kubernetes-csi/csi-lib-utils/protosanitizer"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
@@ -43,11 +42,10 @@ func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptio
 		}
 	}()
 	req := attempt.Request
-	klog.FromContext(ctx).V(5).Info("CreateVolume", "request", protosanitizer.StripSecrets(req))
-	resp, err := p.driver.CreateVolume(ctx, req)
+	resp, err := p.driver.CreateVolume(ctx, req) // the error names the call and the volume
 	if err != nil {
 		mayReschedule := p.caps.AccessibilityConstraints && opts.SelectedNodeName != ""
-		return nil, createState(err, mayReschedule), fmt.Errorf("CreateVolume %s: %w", req.Name, err)
+		return nil, createState(err, mayReschedule), err
 	}
 	created := resp.GetVolume()
 	if !confirmsSource(req.GetVolumeContentSource(), created.GetContentSource()) {
@@ -79,13 +77,13 @@ func (p *Provisioner) abandon(ctx context.Context, attempt *inflight.Attempt) (*
 			logger.Info("Claim deleted while its volume was being created; the driver created none", "volume", req.GetName(), "err", err)
 			return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim deleted"}
 		}
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("CreateVolume %s of deleted claim %s/%s, to delete it: %w",
-			req.GetName(), attempt.Namespace, attempt.Name, err)
+		return nil, controller.ProvisioningInBackground, fmt.Errorf("claim %s/%s was deleted; getting its volume back to delete it: %w",
+			attempt.Namespace, attempt.Name, err)
 	}
 	id := resp.GetVolume().GetVolumeId()
 	if err := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id, Secrets: req.GetSecrets()}); err != nil {
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("deleting volume %s of deleted claim %s/%s: %w",
-			id, attempt.Namespace, attempt.Name, err)
+		return nil, controller.ProvisioningInBackground, fmt.Errorf("claim %s/%s was deleted; deleting its volume: %w",
+			attempt.Namespace, attempt.Name, err)
 	}
 	p.inflight.End(attempt.Claim)
 	logger.Info("Claim deleted while its volume was being created; the volume was deleted", "volume", req.GetName(), "volumeID", id)
