@@ -41,6 +41,28 @@ var (
 	NodeExpandSecret        = Secret{Prefix + "node-expand-secret-name", Prefix + "node-expand-secret-namespace", true, true}
 )
 
+// Secrets lists every kind of secret a StorageClass can name.
+var Secrets = []Secret{ProvisionerSecret, ControllerPublishSecret, NodeStageSecret, NodePublishSecret, ControllerExpandSecret, NodeExpandSecret}
+
+// SecretRefs are the resolved secret references of a volume by kind; a kind
+// the StorageClass does not name is absent.
+type SecretRefs map[Secret]*v1.SecretReference
+
+// ResolveAll resolves every secret the StorageClass parameters name.
+func ResolveAll(params map[string]string, claim Claim) (SecretRefs, error) {
+	refs := SecretRefs{}
+	for _, s := range Secrets {
+		ref, err := Resolve(s, params, claim)
+		if err != nil {
+			return nil, err
+		}
+		if ref != nil {
+			refs[s] = ref
+		}
+	}
+	return refs, nil
+}
+
 // Claim carries the values the templates may use.
 type Claim struct {
 	// PVName is the name of the PV being provisioned.
@@ -71,7 +93,7 @@ func known(key string) bool {
 	if key == FSTypeKey {
 		return true
 	}
-	for _, s := range []Secret{ProvisionerSecret, ControllerPublishSecret, NodeStageSecret, NodePublishSecret, ControllerExpandSecret, NodeExpandSecret} {
+	for _, s := range Secrets {
 		if key == s.NameKey || key == s.NamespaceKey {
 			return true
 		}

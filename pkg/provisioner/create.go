@@ -12,6 +12,7 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
+	"github.com/xns-csi/csi-provisioner/pkg/classparams"
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 	"github.com/xns-csi/csi-provisioner/pkg/inflight"
 )
@@ -35,7 +36,7 @@ func (p *Provisioner) resume(ctx context.Context, opts controller.ProvisionOptio
 
 // create sends the attempt's CreateVolume and turns the answer into a PV.
 // The attempt ends when the driver has answered for good.
-func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptions, attempt *inflight.Attempt, refs secretRefs) (pv *v1.PersistentVolume, state controller.ProvisioningState, err error) {
+func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptions, attempt *inflight.Attempt, refs classparams.SecretRefs) (pv *v1.PersistentVolume, state controller.ProvisioningState, err error) {
 	defer func() {
 		if state != controller.ProvisioningInBackground {
 			p.inflight.End(attempt.Claim)

@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+	"github.com/xns-csi/csi-provisioner/pkg/classparams"
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/inflight"
@@ -148,7 +149,7 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}
-	secret, err := p.readSecret(ctx, refs.provisioner)
+	secret, err := p.readSecret(ctx, refs[classparams.ProvisionerSecret])
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}

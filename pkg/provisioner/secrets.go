@@ -11,27 +11,8 @@ import (
 )
 
 // resolveSecrets fills in every secret reference the class configures.
-func resolveSecrets(params map[string]string, pvName string, claim *v1.PersistentVolumeClaim) (secretRefs, error) {
-	c := classparams.Claim{PVName: pvName, Namespace: claim.Namespace, Name: claim.Name, Annotations: claim.Annotations}
-	var refs secretRefs
-	for _, s := range []struct {
-		secret classparams.Secret
-		ref    **v1.SecretReference
-	}{
-		{classparams.ProvisionerSecret, &refs.provisioner},
-		{classparams.ControllerPublishSecret, &refs.controllerPublish},
-		{classparams.NodeStageSecret, &refs.nodeStage},
-		{classparams.NodePublishSecret, &refs.nodePublish},
-		{classparams.ControllerExpandSecret, &refs.controllerExpand},
-		{classparams.NodeExpandSecret, &refs.nodeExpand},
-	} {
-		ref, err := classparams.Resolve(s.secret, params, c)
-		if err != nil {
-			return secretRefs{}, err
-		}
-		*s.ref = ref
-	}
-	return refs, nil
+func resolveSecrets(params map[string]string, pvName string, claim *v1.PersistentVolumeClaim) (classparams.SecretRefs, error) {
+	return classparams.ResolveAll(params, classparams.Claim{PVName: pvName, Namespace: claim.Namespace, Name: claim.Name, Annotations: claim.Annotations})
 }
 
 // readSecret fetches a secret's data for a CSI call. Secrets are read live,

@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/xns-csi/csi-provisioner/pkg/classparams"
 	"github.com/xns-csi/csi-provisioner/pkg/topology"
 )
 
@@ -17,11 +18,6 @@ const (
 	annDeletionSecretNamespace = "volume.kubernetes.io/provisioner-deletion-secret-namespace"
 )
 
-// secretRefs are the resolved secret references of a new volume.
-type secretRefs struct {
-	provisioner, controllerPublish, nodeStage, nodePublish, controllerExpand, nodeExpand *v1.SecretReference
-}
-
 // volumeInput is what buildVolume needs.
 type volumeInput struct {
 	opts       Options
@@ -31,7 +27,7 @@ type volumeInput struct {
 	driverName string
 	fsType     string
 	created    *csi.Volume
-	secrets    secretRefs
+	secrets    classparams.SecretRefs
 }
 
 // buildVolume returns the PV for a volume the driver created. The
@@ -51,11 +47,11 @@ func buildVolume(in volumeInput) *v1.PersistentVolume {
 		VolumeHandle:               in.created.GetVolumeId(),
 		VolumeAttributes:           in.created.GetVolumeContext(),
 		ReadOnly:                   in.opts.ControllerPublishReadOnly && readOnlyMany(in.claim.Spec.AccessModes),
-		ControllerPublishSecretRef: in.secrets.controllerPublish,
-		NodeStageSecretRef:         in.secrets.nodeStage,
-		NodePublishSecretRef:       in.secrets.nodePublish,
-		ControllerExpandSecretRef:  in.secrets.controllerExpand,
-		NodeExpandSecretRef:        in.secrets.nodeExpand,
+		ControllerPublishSecretRef: in.secrets[classparams.ControllerPublishSecret],
+		NodeStageSecretRef:         in.secrets[classparams.NodeStageSecret],
+		NodePublishSecretRef:       in.secrets[classparams.NodePublishSecret],
+		ControllerExpandSecretRef:  in.secrets[classparams.ControllerExpandSecret],
+		NodeExpandSecretRef:        in.secrets[classparams.NodeExpandSecret],
 	}
 	if in.claim.Spec.VolumeMode == nil || *in.claim.Spec.VolumeMode != v1.PersistentVolumeBlock {
 		source.FSType = in.fsType
@@ -72,7 +68,7 @@ func buildVolume(in volumeInput) *v1.PersistentVolume {
 			NodeAffinity:                  topology.NodeAffinity(in.created.GetAccessibleTopology()),
 		},
 	}
-	if ref := in.secrets.provisioner; ref != nil {
+	if ref := in.secrets[classparams.ProvisionerSecret]; ref != nil {
 		pv.Annotations = map[string]string{annDeletionSecretName: ref.Name, annDeletionSecretNamespace: ref.Namespace}
 	}
 	return pv

@@ -177,11 +177,11 @@ func TestBuildVolumeFSTypeAndReadOnly(t *testing.T) {
 
 func TestBuildVolumeSecrets(t *testing.T) {
 	ref := func(name string) *v1.SecretReference { return &v1.SecretReference{Name: name, Namespace: "secrets"} }
-	all := secretRefs{provisioner: ref("prov"), controllerPublish: ref("cp"), nodeStage: ref("ns"),
-		nodePublish: ref("np"), controllerExpand: ref("ce"), nodeExpand: ref("ne")}
+	all := classparams.SecretRefs{classparams.ProvisionerSecret: ref("prov"), classparams.ControllerPublishSecret: ref("cp"), classparams.NodeStageSecret: ref("ns"),
+		classparams.NodePublishSecret: ref("np"), classparams.ControllerExpandSecret: ref("ce"), classparams.NodeExpandSecret: ref("ne")}
 	tests := []struct {
 		name            string
-		secrets         secretRefs
+		secrets         classparams.SecretRefs
 		wantSource      v1.CSIPersistentVolumeSource
 		wantAnnotations map[string]string
 	}{
@@ -195,7 +195,7 @@ func TestBuildVolumeSecrets(t *testing.T) {
 				"volume.kubernetes.io/provisioner-deletion-secret-namespace": "secrets",
 			}},
 		{name: "the provisioner secret alone is kept for deletion in annotations",
-			secrets: secretRefs{provisioner: ref("prov")},
+			secrets: classparams.SecretRefs{classparams.ProvisionerSecret: ref("prov")},
 			wantAnnotations: map[string]string{
 				"volume.kubernetes.io/provisioner-deletion-secret-name":      "prov",
 				"volume.kubernetes.io/provisioner-deletion-secret-namespace": "secrets",
@@ -271,23 +271,23 @@ func TestResolveSecrets(t *testing.T) {
 	tests := []struct {
 		name    string
 		class   *storagev1.StorageClass
-		want    secretRefs
+		want    classparams.SecretRefs
 		wantErr bool
 	}{
 		{name: "a class without secrets resolves none", class: newClass(param("type", "ssd"))},
 		{name: "all six secrets are resolved from the claim",
 			class: allSecrets,
-			want: secretRefs{
-				provisioner:       ref("test", "prov-data"),
-				controllerPublish: ref("kube-system", "cp-"+pvName),
-				nodeStage:         ref("test", "ns-blue"),
-				nodePublish:       ref("test", "np-data"),
-				controllerExpand:  ref("kube-system", "ce-blue"),
-				nodeExpand:        ref("test", "ne-"+pvName),
+			want: classparams.SecretRefs{
+				classparams.ProvisionerSecret:       ref("test", "prov-data"),
+				classparams.ControllerPublishSecret: ref("kube-system", "cp-"+pvName),
+				classparams.NodeStageSecret:         ref("test", "ns-blue"),
+				classparams.NodePublishSecret:       ref("test", "np-data"),
+				classparams.ControllerExpandSecret:  ref("kube-system", "ce-blue"),
+				classparams.NodeExpandSecret:        ref("test", "ne-"+pvName),
 			}},
 		{name: "only the secrets the class sets are resolved",
 			class: newClass(param(classparams.NodePublishSecret.NameKey, "np"), param(classparams.NodePublishSecret.NamespaceKey, "ns")),
-			want:  secretRefs{nodePublish: ref("ns", "np")}},
+			want:  classparams.SecretRefs{classparams.NodePublishSecret: ref("ns", "np")}},
 		{name: "a secret with a name but no namespace is an error",
 			class: newClass(param(classparams.NodeExpandSecret.NameKey, "ne")), wantErr: true},
 		{name: "a template not allowed for the secret is an error",
@@ -308,16 +308,12 @@ func TestResolveSecrets(t *testing.T) {
 	}
 }
 
-// printable lists secret references as namespace/name by field for
-// failure messages.
-func printable(r secretRefs) map[string]string {
+// printable lists secret references as namespace/name by name parameter,
+// for failure messages.
+func printable(r classparams.SecretRefs) map[string]string {
 	out := map[string]string{}
-	for field, ref := range map[string]*v1.SecretReference{"provisioner": r.provisioner,
-		"controllerPublish": r.controllerPublish, "nodeStage": r.nodeStage, "nodePublish": r.nodePublish,
-		"controllerExpand": r.controllerExpand, "nodeExpand": r.nodeExpand} {
-		if ref != nil {
-			out[field] = ref.Namespace + "/" + ref.Name
-		}
+	for s, ref := range r {
+		out[s.NameKey] = ref.Namespace + "/" + ref.Name
 	}
 	return out
 }
