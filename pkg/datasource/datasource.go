@@ -10,9 +10,9 @@ package datasource
 
 import (
 	"fmt"
-	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 const (
@@ -138,10 +138,10 @@ func Resolve(claim *v1.PersistentVolumeClaim) (Source, error) {
 	return src, nil
 }
 
-func checkGroup(field string, group *string) error {
-	if g := deref(group); strings.Contains(g, "/") {
-		return &InvalidError{Message: fmt.Sprintf(
-			"spec.%s.apiGroup %q contains a version; use the API group alone, e.g. %q", field, g, g[:strings.Index(g, "/")])}
+// checkGroup refuses a group spelled against ValidateGroup's rule.
+func checkGroup(fieldName string, group *string) error {
+	if errs := ValidateGroup(field.NewPath("spec", fieldName, "apiGroup"), deref(group)); len(errs) > 0 {
+		return &InvalidError{Message: errs.ToAggregate().Error()}
 	}
 	return nil
 }

@@ -19,11 +19,15 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8syaml "k8s.io/apimachinery/pkg/util/yaml"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
 
 // deployDir is the directory under test, relative to this package.
@@ -194,15 +198,15 @@ func TestEveryManifestDecodesStrictlyAndValidates(t *testing.T) {
 }
 
 // validate runs the checks the typed structs cannot express and that the
-// API server or CRD would run on obj.
-func validate(obj any) []error {
+// API server or CRD would run on obj (the project's own rules, from pkg/).
+func validate(obj any) field.ErrorList {
 	switch o := obj.(type) {
 	case *gatewayv1.ReferenceGrant:
-		return validateGrantSpec(o.Spec)
+		return referencegrant.ValidateSpec(o.Spec)
 	case *gatewayv1beta1.ReferenceGrant:
-		return validateGrantSpec(o.Spec)
+		return referencegrant.ValidateSpec(gatewayv1.ReferenceGrantSpec(o.Spec))
 	case *v1.PersistentVolumeClaim:
-		return validateClaimDataSources(o.Spec)
+		return datasource.ValidateClaimSources(o.Spec)
 	}
 	return nil
 }
