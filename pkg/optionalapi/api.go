@@ -29,8 +29,8 @@ type Candidate struct {
 	// &gatewayv1.ReferenceGrant{}.
 	Object runtime.Object
 	// ListWatch returns the calls that list and watch this version in every
-	// namespace. API builds the informer around them, so that it can tell
-	// when a list has succeeded (see API.Informer).
+	// namespace. API builds the informer around them, and builds a new one
+	// when the API server refuses the old one (see API.Run).
 	ListWatch func() *cache.ListWatch
 }
 
@@ -115,9 +115,10 @@ func New(cfg Config) *API {
 // refuses to list again (forbidden, unauthorized, or the version is no
 // longer served): the informer would serve its last copy for as long as the
 // refusal lasts, and a decision read from it could allow what its owner has
-// since withdrawn. Informer then returns the refusal until a complete list
-// succeeds again. Other errors (a connection lost while the API server
-// restarts) leave the cache usable: the reflector relists on its own.
+// since withdrawn. Informer then returns the refusal until a new informer
+// has listed and synced (see Run). Other errors (a connection lost while
+// the API server restarts) leave the cache usable: the reflector relists on
+// its own.
 func (a *API) Informer() (cache.SharedIndexInformer, Candidate, error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()

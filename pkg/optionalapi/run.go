@@ -4,9 +4,6 @@ import (
 	"context"
 	"maps"
 
-	"k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
@@ -18,6 +15,12 @@ import (
 // anything else: callers run it in its own goroutine, and Informer tells them
 // whether the API can be used yet. Run returns when ctx is done, or early if
 // Config.Prepare fails. Call it once.
+//
+// When a synced informer is refused a list or watch (see revokes), Run
+// replaces it with a new one, whose cache starts empty and counts as synced
+// only once its first list has been applied: the old cache may hold objects
+// deleted meanwhile, and a relist into it would be applied a little after
+// the list returns, too late to tell when it can be trusted again.
 func (a *API) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("api", a.cfg.Name)
 	ctx = klog.NewContext(ctx, logger)
@@ -30,35 +33,56 @@ func (a *API) Run(ctx context.Context) {
 	logger = logger.WithValues("resource", c.String())
 	ctx = klog.NewContext(ctx, logger)
 
-	inf, err := a.build(c)
-	if err != nil {
-		a.update(func(s *status) { s.chosen, s.prepareErr = chosen, err })
-		logger.Error(err, "Cannot start the informer of an optional API")
-		return
+	for {
+		revoked := make(chan struct{}, 1)
+		inf, err := a.build(c, revoked)
+		if err != nil {
+			a.update(func(s *status) { s.chosen, s.prepareErr = chosen, err })
+			logger.Error(err, "Cannot start the informer of an optional API")
+			return
+		}
+		a.mu.Lock()
+		a.status.chosen, a.informer = chosen, inf
+		a.mu.Unlock()
+		if !a.runInformer(ctx, inf, c, revoked) {
+			return
+		}
+		logger.Info("Replacing the informer of an optional API: the API server refused it after it synced", "reason", a.describe())
 	}
-	a.mu.Lock()
-	a.status.chosen, a.informer = chosen, inf
-	a.mu.Unlock()
+}
 
-	logger.Info("Starting the informer of an optional API")
+// runInformer runs inf until ctx is done (false) or the API server refuses
+// it after it synced (true).
+func (a *API) runInformer(ctx context.Context, inf cache.SharedIndexInformer, c Candidate, revoked <-chan struct{}) bool {
+	logger := klog.FromContext(ctx)
+	informerCtx, stop := context.WithCancel(ctx)
 	informerDone := make(chan struct{})
 	go func() {
 		defer close(informerDone)
-		inf.RunWithContext(ctx)
+		inf.RunWithContext(informerCtx)
 	}()
-	defer func() { <-informerDone }()
+	defer func() {
+		stop()
+		<-informerDone
+	}()
 
+	logger.Info("Starting the informer of an optional API")
 	select {
 	case <-ctx.Done():
-		return
+		return false
 	case <-inf.HasSyncedChecker().Done():
 	}
-	a.update(func(s *status) { s.synced = true })
+	a.update(func(s *status) { s.synced, s.listErr = true, nil })
 	logger.Info("Informer of an optional API synced")
 	if a.cfg.OnSynced != nil {
 		a.cfg.OnSynced(c)
 	}
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-revoked:
+		return true
+	}
 }
 
 // waitUntilServed polls discovery until a candidate is served and returns its
@@ -89,9 +113,10 @@ func (a *API) waitUntilServed(ctx context.Context) (chosen int, ok bool) {
 }
 
 // build creates the candidate's informer, lets Config.Prepare configure it
-// and installs the handler that records list and watch errors.
-func (a *API) build(c Candidate) (cache.SharedIndexInformer, error) {
-	lw := &listWatch{ListWatch: c.ListWatch(), listed: a.listed}
+// and installs the handler that records list and watch errors. An error that
+// revokes a synced cache marks it unusable and signals revoked.
+func (a *API) build(c Candidate, revoked chan<- struct{}) (cache.SharedIndexInformer, error) {
+	lw := &listWatch{ListWatch: c.ListWatch()}
 	indexers := cache.Indexers{} // not nil: Prepare may add more
 	maps.Copy(indexers, a.cfg.Indexers)
 	inf := cache.NewSharedIndexInformerWithOptions(lw, c.Object, cache.SharedIndexInformerOptions{
@@ -103,7 +128,16 @@ func (a *API) build(c Candidate) (cache.SharedIndexInformer, error) {
 		}
 	}
 	err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
-		a.update(func(s *status) { s.listErr = err })
+		a.update(func(s *status) {
+			s.listErr = err
+			if s.synced && revokes(err) {
+				s.synced = false
+				select {
+				case revoked <- struct{}{}:
+				default:
+				}
+			}
+		})
 		cache.DefaultWatchErrorHandler(ctx, r, err)
 	})
 	if err != nil {
@@ -112,47 +146,11 @@ func (a *API) build(c Candidate) (cache.SharedIndexInformer, error) {
 	return inf, nil
 }
 
-// listed records a complete, successful list: the cache holds the API
-// server's current state again. If the cache had been refused after it
-// synced, it is usable again, and OnSynced says so.
-func (a *API) listed() {
-	a.mu.Lock()
-	recovered := a.status.synced && revokes(a.status.listErr)
-	a.status.listErr = nil
-	chosen := a.status.chosen
-	a.mu.Unlock()
-	if recovered {
-		klog.Background().Info("Informer of an optional API can be used again: it listed successfully", "api", a.cfg.Name)
-		if a.cfg.OnSynced != nil {
-			a.cfg.OnSynced(a.cfg.Candidates[chosen])
-		}
-	}
-}
-
-// listWatch is the candidate's ListWatch, reporting every complete list to
-// listed. It opts out of client-go's watch-list streaming, in which the
-// initial state arrives through a watch and no list call would tell that
-// the cache is current again.
+// listWatch is the candidate's ListWatch. It opts out of client-go's
+// watch-list streaming, which clients without it (such as the fake
+// clientsets of tests) would wait on forever.
 type listWatch struct {
 	*cache.ListWatch
-	listed func()
-}
-
-// ListWithContext lists one page and calls listed after the last one.
-func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
-	obj, err := lw.ListWatch.ListWithContext(ctx, opts)
-	if err != nil {
-		return obj, err
-	}
-	if list, lerr := meta.ListAccessor(obj); lerr == nil && list.GetContinue() == "" {
-		lw.listed()
-	}
-	return obj, nil
-}
-
-// List is ListWithContext for callers without a context.
-func (lw *listWatch) List(opts metav1.ListOptions) (runtime.Object, error) {
-	return lw.ListWithContext(context.Background(), opts)
 }
 
 // IsWatchListSemanticsUnSupported tells client-go's reflector to list.

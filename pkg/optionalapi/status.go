@@ -33,17 +33,17 @@ type status struct {
 	chosen int
 	// prepareErr is the error Config.Prepare returned, if any.
 	prepareErr error
-	// listErr is the last error the informer's reflector reported, until a
-	// complete list succeeds.
+	// listErr is the last error the informer's reflector reported, until
+	// the informer syncs.
 	listErr error
-	// synced is true once the informer has synced.
+	// synced is true once the informer has synced, and false again once the
+	// API server refuses it (see revokes) until its replacement has synced.
 	synced bool
 }
 
-// err explains why the API cannot be used, or returns nil once it can: when
-// the informer has synced and has not been refused since (see revokes).
+// err explains why the API cannot be used, or returns nil once it can.
 func (s status) err(name string, candidates []Candidate) error {
-	if s.synced && !revokes(s.listErr) {
+	if s.synced {
 		return nil
 	}
 	if s.chosen < 0 {

@@ -72,20 +72,8 @@ func TestStatusErr(t *testing.T) {
 			status: status{chosen: 0, discovered: true, listErr: errors.New("connection refused"), synced: true},
 		},
 		{
-			name:   "a synced informer refused a list is not usable: its copy may be stale",
-			status: status{chosen: 0, discovered: true, listErr: forbidden, synced: true},
-			is:     ErrForbidden,
-			want:   `cannot list gateway.networking.k8s.io/v1/referencegrants: forbidden: grant get, list and watch on referencegrants.gateway.networking.k8s.io to this sidecar's ServiceAccount (referencegrants.gateway.networking.k8s.io is forbidden: User "system:serviceaccount:kube-system:csi-provisioner" cannot list resource "referencegrants")`,
-		},
-		{
-			name:   "a synced informer whose version is no longer served is not usable",
-			status: status{chosen: 0, discovered: true, listErr: notFound, synced: true},
-			is:     ErrNotServed,
-			want:   "ReferenceGrant API (gateway.networking.k8s.io/v1/referencegrants) is not served by the API server: is the CRD installed?",
-		},
-		{
 			name:   "refused credentials are reported as such",
-			status: status{chosen: 0, discovered: true, listErr: apierrors.NewUnauthorized("token expired"), synced: true},
+			status: status{chosen: 0, discovered: true, listErr: apierrors.NewUnauthorized("token expired")},
 			is:     ErrForbidden,
 			want:   "cannot list gateway.networking.k8s.io/v1/referencegrants: forbidden: the API server does not accept this sidecar's credentials (token expired)",
 		},
