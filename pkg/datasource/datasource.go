@@ -76,6 +76,14 @@ func (s Source) NeedsGrant() bool {
 	return s.ExplicitNamespace
 }
 
+// Object names the source object itself, however the claim spelled its
+// namespace: the key of everything that tracks the object rather than the
+// claim's reference to it (queues, finalizer bookkeeping).
+func (s Source) Object() Source {
+	s.ExplicitNamespace = false
+	return s
+}
+
 // String names the source for events and logs, e.g.
 // `VolumeSnapshot prod/foo-backup`.
 func (s Source) String() string {

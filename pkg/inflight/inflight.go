@@ -60,7 +60,7 @@ func (r *Registry) Begin(a *Attempt) {
 		r.release(old)
 	}
 	r.attempts[a.Claim] = a
-	if src := key(a.Source); src.Type() != datasource.None {
+	if src := a.Source.Object(); src.Type() != datasource.None {
 		r.sources[src]++
 	}
 }
@@ -91,13 +91,13 @@ func (r *Registry) End(claim types.UID) {
 func (r *Registry) Uses(src datasource.Source) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.sources[key(src)] > 0
+	return r.sources[src.Object()] > 0
 }
 
 // release drops a's use of its source and returns the source when no
 // attempt uses it any more.
 func (r *Registry) release(a *Attempt) datasource.Source {
-	src := key(a.Source)
+	src := a.Source.Object()
 	if src.Type() == datasource.None {
 		return datasource.Source{}
 	}
@@ -105,11 +105,5 @@ func (r *Registry) release(a *Attempt) datasource.Source {
 		return datasource.Source{}
 	}
 	delete(r.sources, src)
-	return src
-}
-
-// key names the source object however the claim spelled its namespace.
-func key(src datasource.Source) datasource.Source {
-	src.ExplicitNamespace = false
 	return src
 }

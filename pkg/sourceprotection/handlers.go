@@ -46,7 +46,7 @@ func (p *Protector) VolumeHandler() cache.ResourceEventHandler {
 func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
 	enqueue := func(obj any) {
 		if snap, ok := obj.(*snapv1.VolumeSnapshot); ok && hasFinalizer(snap, datasource.SnapshotFinalizer) {
-			p.queue.Add(key(datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name}))
+			p.queue.Add(datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name})
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }}
@@ -71,13 +71,13 @@ func (p *Protector) enqueueClaim(obj any, sourceChanged bool) {
 		return
 	}
 	if hasFinalizer(claim, datasource.CloneFinalizer) {
-		p.queue.Add(key(datasource.Source{Kind: datasource.ClaimKind, Namespace: claim.Namespace, Name: claim.Name}))
+		p.queue.Add(datasource.Source{Kind: datasource.ClaimKind, Namespace: claim.Namespace, Name: claim.Name})
 	}
 	if !sourceChanged {
 		return
 	}
 	if src, err := datasource.Resolve(claim); err == nil && (src.Type() == datasource.Snapshot || src.Type() == datasource.Claim) {
-		p.queue.Add(key(src))
+		p.queue.Add(src.Object())
 	}
 }
 

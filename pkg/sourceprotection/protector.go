@@ -84,7 +84,7 @@ func New(cfg Config) *Protector {
 // it. It writes unless the object last seen (the cache, or this protector's
 // own newer write) carries it.
 func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
-	k := key(src)
+	k := src.Object()
 	unlock := p.writes.lock(k)
 	defer unlock()
 	obj, err := p.current(k)
@@ -103,7 +103,7 @@ func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
 }
 
 // Recheck queues src to have its finalizer released if nothing uses it.
-func (p *Protector) Recheck(src datasource.Source) { p.queue.Add(key(src)) }
+func (p *Protector) Recheck(src datasource.Source) { p.queue.Add(src.Object()) }
 
 // Run removes finalizers that are no longer needed until ctx is done. It
 // starts once the caches in Config.Synced have synced.
@@ -203,11 +203,4 @@ func (p *Protector) patch(ctx context.Context, src datasource.Source, obj metav1
 	}
 	p.writes.wrote(src, obj, written)
 	return nil
-}
-
-// key normalises a source for the queue: the same object is one item however
-// the claim named its namespace.
-func key(src datasource.Source) datasource.Source {
-	src.ExplicitNamespace = false
-	return src
 }
