@@ -44,6 +44,15 @@ func TestCacheWorksOnceTheSnapshotCRDsAreServed(t *testing.T) {
 		t.Fatal("GetSnapshot without the CRD never said the API is not served")
 	}
 	disc.Serve(served)
+	// The two informers start and sync independently; OnSynced says both have.
+	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return syncs.Load() > 0, nil
+	}); err != nil {
+		t.Fatal("OnSynced was never called after the CRDs were served")
+	}
+	if n := syncs.Load(); n != 1 {
+		t.Errorf("OnSynced was called %d times, want once both caches synced", n)
+	}
 	var got *snapv1.VolumeSnapshot
 	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		var err error
@@ -61,10 +70,5 @@ func TestCacheWorksOnceTheSnapshotCRDsAreServed(t *testing.T) {
 	}
 	if s, err := c.GetSnapshot("prod", "absent"); err != nil || s != nil {
 		t.Errorf("an absent snapshot = %v, %v; want nil, nil", s, err)
-	}
-	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return syncs.Load() == 1, nil
-	}); err != nil {
-		t.Errorf("OnSynced was called %d times, want once both caches synced", syncs.Load())
 	}
 }
