@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/xns-csi/csi-provisioner/pkg/csi/csitest"
+	"github.com/xns-csi/csi-provisioner/test/csitest"
 	"k8s.io/klog/v2/ktesting"
 )
 

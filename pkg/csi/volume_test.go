@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
-	"github.com/xns-csi/csi-provisioner/pkg/csi/csitest"
+	"github.com/xns-csi/csi-provisioner/test/csitest"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"

@@ -13,7 +13,7 @@ import (
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
-	"github.com/xns-csi/csi-provisioner/pkg/discoverytest"
+	"github.com/xns-csi/csi-provisioner/test/discoverytest"
 )
 
 // eventually is how long tests wait for something that happens

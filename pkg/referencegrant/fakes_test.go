@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
-	"github.com/xns-csi/csi-provisioner/pkg/discoverytest"
+	"github.com/xns-csi/csi-provisioner/test/discoverytest"
 )
 
 // eventually bounds how long tests wait for asynchronous effects; it bounds

@@ -27,8 +27,8 @@ import (
 	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
 
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
-	"github.com/xns-csi/csi-provisioner/pkg/csi/csitest"
-	"github.com/xns-csi/csi-provisioner/pkg/discoverytest"
+	"github.com/xns-csi/csi-provisioner/test/csitest"
+	"github.com/xns-csi/csi-provisioner/test/discoverytest"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 )
 
