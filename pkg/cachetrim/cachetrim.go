@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/xns-csi/csi-provisioner/pkg/snapshotsource"
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
 // Annotations that tell which provisioner serves a claim or made a volume.
@@ -128,7 +128,7 @@ func Content(obj any) (any, error) {
 		return Meta(obj)
 	}
 	content.TypeMeta = metav1.TypeMeta{}
-	content.ObjectMeta = identity(content.ObjectMeta, snapshotsource.AllowVolumeModeChangeAnnotations...)
+	content.ObjectMeta = identity(content.ObjectMeta, datasource.AllowVolumeModeChangeAnnotations...)
 	ref := content.Spec.VolumeSnapshotRef
 	content.Spec = snapv1.VolumeSnapshotContentSpec{
 		VolumeSnapshotRef: v1.ObjectReference{Namespace: ref.Namespace, Name: ref.Name, UID: ref.UID},

@@ -1,16 +1,24 @@
 // Package claimsource is the one decision about whether this provisioner
-// may use a claim's data source: provision from it, leave the claim to
-// another component, or refuse it and say why. Provisioning, the filter that
-// runs before it and source protection all ask this package, so that "this
-// claim uses that source" means the same thing everywhere.
+// may provision a claim from its data source now: provision it (and from
+// what), leave it to another component, or refuse it and say why.
+// Provisioning, the filter that runs before it and source protection all ask
+// this package, so that "this claim uses that source" means the same thing
+// everywhere, and a new source kind is taught in one place.
 //
-// Decide is pure. Policy gathers its input (the feature gate and a grant
-// decision from the cache) and calls it.
+// The decision is one ordered chain over one Input value:
+//
+//	populator → same namespace? → gate → kind → grant      (Admit)
+//	          → driver capability → snapshot or clone checks (Decide)
+//
+// Admit and Decide are pure. Policy gathers their Input from the sidecar's
+// settings and informer caches and calls them.
 package claimsource
 
 import (
 	"fmt"
 
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
@@ -21,33 +29,37 @@ import (
 type Action int
 
 const (
-	// Provision means the claim may be provisioned from its source, once
-	// the source itself is usable (snapshot ready, clone source bound).
+	// Provision means the claim may be provisioned from its source: by
+	// Admit, once the source itself is usable; by Decide, now.
 	Provision Action = iota
 	// LeaveAlone means the claim is not this provisioner's to provision:
 	// a volume populator fills it, or cross-namespace sources are off.
 	LeaveAlone
 	// Refuse means the claim cannot be provisioned from its source until
-	// something changes (a grant appears, the grant cache can be read).
+	// something changes (a grant appears, the snapshot becomes ready).
 	Refuse
 )
 
-// Event reasons of the decision, also its verdicts' Reason.
-const (
-	// ReasonAllowed: the claim may use its source.
-	ReasonAllowed = "Allowed"
-	// ReasonCrossNamespaceDisabled: the claim names another namespace but
-	// the CrossNamespaceSourceProvisioning feature gate is off.
-	ReasonCrossNamespaceDisabled = "CrossNamespaceSourceDisabled"
-	// ReasonCrossNamespaceKindUnsupported: only VolumeSnapshots can be
-	// used across namespaces (KEP-3294).
-	ReasonCrossNamespaceKindUnsupported = "CrossNamespaceKindUnsupported"
-	// ReasonWaitingForPopulator: the source is a volume populator's kind.
-	ReasonWaitingForPopulator = "WaitingForPopulator"
-)
+// Driver is what the CSI driver can do with a source.
+type Driver struct {
+	// Name is the CSI driver's name: sources of other drivers are refused.
+	Name string
+	// RestoresSnapshots is the CREATE_DELETE_SNAPSHOT capability.
+	RestoresSnapshots bool
+	// Clones is the CLONE_VOLUME capability.
+	Clones bool
+	// PreventVolumeModeConversion refuses restoring a snapshot with another
+	// volume mode than its source had, unless its content allows it
+	// (--prevent-volume-mode-conversion).
+	PreventVolumeModeConversion bool
+}
 
-// Input is everything Decide reads.
+// Input is everything the decision reads.
 type Input struct {
+	// Claim is the claim being provisioned.
+	Claim *v1.PersistentVolumeClaim
+	// ClassName is the StorageClass the claim is provisioned with.
+	ClassName string
 	// Source is the claim's resolved data source.
 	Source datasource.Source
 	// CrossNamespace is the CrossNamespaceSourceProvisioning feature gate.
@@ -55,75 +67,116 @@ type Input struct {
 	// Grant is the ReferenceGrant decision for the claim's reference; it is
 	// read only when Source.NeedsGrant().
 	Grant referencegrant.Decision
+	// Driver is what the driver can do; read by Decide only.
+	Driver Driver
+
+	// The source objects from the caches, read by Decide only; nil when
+	// absent. Snapshot and Content for a snapshot source (Content is the one
+	// the snapshot is bound to), SourceClaim and SourceVolume (the PV it is
+	// bound to) for a clone.
+	Snapshot     *snapv1.VolumeSnapshot
+	Content      *snapv1.VolumeSnapshotContent
+	SourceClaim  *v1.PersistentVolumeClaim
+	SourceVolume *v1.PersistentVolume
+	// Unreadable says why a cache the source's checks need could not be
+	// read (API not served, no permission); nil when it could.
+	Unreadable error
 }
 
-// Verdict is the outcome of Decide.
+// Verdict is the outcome of the decision.
 type Verdict struct {
 	// Action is what to do with the claim.
 	Action Action
-	// Reason is a CamelCase cause, the event reason of a refusal.
-	Reason string
-	// Message tells the claim's owner what is missing.
+	// Reason is the cause, Allowed when the claim may be provisioned.
+	Reason Reason
+	// Message tells the claim's owner what is missing and what to do.
 	Message string
+	// Content is what CreateVolume fills the volume from: set by Decide
+	// when the claim has a snapshot or clone source and may be provisioned.
+	Content *csi.VolumeContentSource
 }
 
-// Decide runs the chain gate → kind → grant. It does not look at the
-// source object itself: snapshotsource and clonesource do, once Decide
-// allows the claim.
-func Decide(in Input) Verdict {
+// HoldsSource reports whether a pending claim with this Admit verdict keeps
+// its source protected from deletion: it will be provisioned from it, or the
+// grant cache cannot tell now (fail safe: keep the data). A claim refused
+// for good, or whose grant is missing, does not, so that nobody can keep
+// another namespace's snapshot from being deleted by naming it.
+func (v Verdict) HoldsSource() bool {
+	return v.Action == Provision || v.Reason == ReasonGrantUnavailable
+}
+
+// Admit runs the claim-level part of the chain: populator → gate → kind →
+// grant. It does not look at the source object itself, so it answers
+// whether the claim may use its source at all, not whether it can now.
+func Admit(in Input) Verdict {
 	src := in.Source
 	switch {
 	case src.Type() == datasource.Populator:
 		return Verdict{Action: LeaveAlone, Reason: ReasonWaitingForPopulator, Message: fmt.Sprintf(
 			"the data source %s is not a VolumeSnapshot or PersistentVolumeClaim; waiting for its volume populator to fill the volume", src)}
 	case !src.NeedsGrant():
-		return Verdict{Action: Provision, Reason: ReasonAllowed}
+		return allowed("")
 	case !in.CrossNamespace:
 		return Verdict{Action: LeaveAlone, Reason: ReasonCrossNamespaceDisabled, Message: fmt.Sprintf(
 			"spec.dataSourceRef.namespace names %s, but the provisioner's CrossNamespaceSourceProvisioning feature gate is off; the claim is not provisioned", src)}
 	case src.Type() != datasource.Snapshot:
-		return Verdict{Action: Refuse, Reason: ReasonCrossNamespaceKindUnsupported, Message: fmt.Sprintf(
-			"%s: only VolumeSnapshots can be used across namespaces (KEP-3294); clone the claim within its namespace instead", src)}
+		return refuse(ReasonCrossNamespaceKindUnsupported,
+			"%s: only VolumeSnapshots can be used across namespaces (KEP-3294); clone the claim within its namespace instead", src)
+	case in.Grant.Reason == referencegrant.ReasonUnavailable:
+		return refuse(ReasonGrantUnavailable, "%s", in.Grant.Message)
 	case !in.Grant.Allowed:
-		return Verdict{Action: Refuse, Reason: string(in.Grant.Reason), Message: in.Grant.Message}
+		return refuse(ReasonGrantMissing, "%s", in.Grant.Message)
 	}
-	return Verdict{Action: Provision, Reason: ReasonAllowed, Message: in.Grant.Message}
+	return allowed(in.Grant.Message)
 }
 
-// HoldsSource reports whether a pending claim with this verdict keeps its
-// source protected from deletion: it will be provisioned from it, or the
-// grant cache cannot tell now (fail safe: keep the data). A claim refused
-// for good, or whose grant is missing, does not, so that nobody can keep
-// another namespace's snapshot from being deleted by naming it.
-func (v Verdict) HoldsSource() bool {
-	return v.Action == Provision || v.Reason == string(referencegrant.ReasonUnavailable)
-}
-
-// GrantChecker decides from a cache whether a ReferenceGrant allows a
-// reference.
-type GrantChecker interface {
-	Check(ref referencegrant.Reference) referencegrant.Decision
-}
-
-// Policy gathers Decide's input for a claim from the sidecar's settings and
-// caches.
-type Policy struct {
-	// CrossNamespace is the CrossNamespaceSourceProvisioning feature gate.
-	CrossNamespace bool
-	// Grants checks ReferenceGrants from a cache.
-	Grants GrantChecker
-}
-
-// Decide resolves the claim's source and decides it. A claim whose source
-// fields cannot be resolved returns the resolution error.
-func (p Policy) Decide(claim *v1.PersistentVolumeClaim) (datasource.Source, Verdict, error) {
-	src, err := datasource.Resolve(claim)
-	if err != nil {
-		return src, Verdict{}, err
+// Decide runs the whole chain: Admit, then whether the driver can use the
+// source kind, then the snapshot or clone checks. A claim it allows carries
+// the content source for CreateVolume.
+func Decide(in Input) Verdict {
+	admitted := Admit(in)
+	if admitted.Action != Provision {
+		return admitted
 	}
-	in := Input{Source: src, CrossNamespace: p.CrossNamespace}
-	if src.NeedsGrant() {
-		in.Grant = p.Grants.Check(referencegrant.ClaimReference(claim.Namespace, src.APIGroup, src.Kind, src.Namespace, src.Name))
+	var v Verdict
+	switch in.Source.Type() {
+	case datasource.Snapshot:
+		if !in.Driver.RestoresSnapshots {
+			return refuse(ReasonSnapshotRestoreUnsupported,
+				"CSI driver %q cannot restore snapshots (no CREATE_DELETE_SNAPSHOT capability); remove the data source or use another StorageClass", in.Driver.Name)
+		}
+		v = checkSnapshot(in)
+	case datasource.Claim:
+		if !in.Driver.Clones {
+			return refuse(ReasonCloneUnsupported,
+				"CSI driver %q cannot clone volumes (no CLONE_VOLUME capability); remove the data source or use another StorageClass", in.Driver.Name)
+		}
+		v = checkClone(in)
+	default:
+		return admitted
 	}
-	return src, Decide(in), nil
+	if v.Action == Provision {
+		v.Message = admitted.Message // the grant that allows it, if any
+	}
+	return v
+}
+
+func allowed(message string) Verdict {
+	return Verdict{Action: Provision, Reason: ReasonAllowed, Message: message}
+}
+
+func refuse(reason Reason, format string, args ...any) Verdict {
+	return Verdict{Action: Refuse, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+func requestedBytes(claim *v1.PersistentVolumeClaim) int64 {
+	q := claim.Spec.Resources.Requests[v1.ResourceStorage]
+	return q.Value()
+}
+
+func modeOf(m *v1.PersistentVolumeMode) v1.PersistentVolumeMode {
+	if m == nil {
+		return v1.PersistentVolumeFilesystem
+	}
+	return *m
 }

@@ -43,3 +43,12 @@ func ServesDespiteDeletion(source metav1.Object, finalizer string, claim metav1.
 	created := claim.GetCreationTimestamp()
 	return slices.Contains(source.GetFinalizers(), finalizer) && !created.After(deletion.Time)
 }
+
+// AllowVolumeModeChangeAnnotations mark a VolumeSnapshotContent whose
+// snapshot may be restored with another volume mode than its source had.
+// The first is the external-snapshotter's spelling, the second the one this
+// project's issues use; either set to "true" allows the change.
+var AllowVolumeModeChangeAnnotations = []string{
+	"snapshot.storage.kubernetes.io/allow-volume-mode-change",
+	"snapshot.storage.k8s.io/allow-volume-mode-change",
+}

@@ -50,8 +50,6 @@ type Config struct {
 	// Classes finds the provisioner secret of PVs provisioned before the
 	// deletion-secret annotations existed.
 	Classes storagelisters.StorageClassLister
-	// Snapshots reads VolumeSnapshots and contents from caches.
-	Snapshots SnapshotReader
 	// Policy decides whether a claim may use its source.
 	Policy claimsource.Policy
 	// Protector guards sources while they are in use.
@@ -77,7 +75,6 @@ type Provisioner struct {
 	nodes      corelisters.NodeLister
 	csiNodes   storagelisters.CSINodeLister
 	classes    storagelisters.StorageClassLister
-	snapshots  SnapshotReader
 	policy     claimsource.Policy
 	protector  SourceProtector
 	inflight   *inflight.Registry
@@ -98,7 +95,7 @@ func New(cfg Config) *Provisioner {
 	return &Provisioner{
 		driverName: cfg.DriverName, caps: cfg.Capabilities, driver: cfg.Driver, client: cfg.Client,
 		claims: cfg.Claims, volumes: cfg.Volumes, nodes: cfg.Nodes, csiNodes: cfg.CSINodes, classes: cfg.Classes,
-		snapshots: cfg.Snapshots, policy: cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
+		policy: cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
 		metrics: cfg.Metrics, opts: cfg.Options,
 	}
 }

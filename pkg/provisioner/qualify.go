@@ -27,7 +27,7 @@ func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentV
 	if !p.isOurs(claim) || p.inflight.Get(claim.UID) != nil {
 		return true // the library ignores claims of other provisioners
 	}
-	_, verdict, err := p.policy.Decide(claim)
+	_, verdict, err := p.policy.Admit(claim)
 	if err != nil || verdict.Action != claimsource.LeaveAlone {
 		return true // Provision reports errors and refusals as PVC events
 	}
@@ -35,7 +35,7 @@ func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentV
 	if verdict.Reason == claimsource.ReasonWaitingForPopulator {
 		eventType = v1.EventTypeNormal
 	}
-	p.noticeOnce(ctx, claim, eventType, verdict.Reason, verdict.Message)
+	p.noticeOnce(ctx, claim, eventType, string(verdict.Reason), verdict.Message)
 	return false
 }
 

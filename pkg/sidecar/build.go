@@ -113,7 +113,10 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 			protector.GrantsChanged(namespace)
 		}})
 	volumeName := func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
-	policy := claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants}
+	policy := claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants,
+		Driver: claimsource.Driver{Name: cfg.identity.name, RestoresSnapshots: cfg.identity.caps.SupportsSnapshotRestore(),
+			Clones: cfg.identity.caps.SupportsClone(), PreventVolumeModeConversion: opts.Volume.PreventVolumeModeConversion},
+		Snapshots: snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister()}
 	attempts := inflight.New()
 	protector = sourceprotection.New(sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
@@ -127,7 +130,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		DriverName: cfg.identity.name, Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
 		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		Nodes: factory.Core().V1().Nodes().Lister(), CSINodes: factory.Storage().V1().CSINodes().Lister(),
-		Classes: factory.Storage().V1().StorageClasses().Lister(), Snapshots: snapshots, Policy: policy,
+		Classes: factory.Storage().V1().StorageClasses().Lister(), Policy: policy,
 		Protector: protector, InFlight: attempts, Recorder: recorder, Metrics: cfg.metrics, Options: opts.Volume,
 	})
 

@@ -13,8 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/xns-csi/csi-provisioner/test/discoverytest"
 	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
+	"github.com/xns-csi/csi-provisioner/test/discoverytest"
 )
 
 func TestMain(m *testing.M) {

@@ -30,7 +30,7 @@ func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 		if _, err := p.cfg.Volumes.Get(p.cfg.VolumeName(claim)); !apierrors.IsNotFound(err) {
 			continue // provisioned (or the cache cannot say otherwise)
 		}
-		if _, verdict, err := p.cfg.Policy.Decide(claim); err == nil && verdict.HoldsSource() {
+		if _, verdict, err := p.cfg.Policy.Admit(claim); err == nil && verdict.HoldsSource() {
 			return true
 		}
 	}

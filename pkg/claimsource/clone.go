@@ -1,0 +1,47 @@
+package claimsource
+
+import (
+	"github.com/container-storage-interface/spec/lib/go/csi"
+	v1 "k8s.io/api/core/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+)
+
+// checkClone decides whether the source claim can be cloned now.
+func checkClone(in Input) Verdict {
+	ref := "PersistentVolumeClaim " + in.Source.Namespace + "/" + in.Source.Name
+	src, pv := in.SourceClaim, in.SourceVolume
+	switch {
+	case in.Unreadable != nil:
+		return refuse(ReasonSourceClaimUnreadable, "cannot read source %s: %v", ref, in.Unreadable)
+	case src == nil:
+		return refuse(ReasonSourceClaimNotFound, "source %s does not exist", ref)
+	case !datasource.ServesDespiteDeletion(src, datasource.CloneFinalizer, in.Claim):
+		return refuse(ReasonSourceClaimBeingDeleted, "source %s is being deleted and cannot be cloned", ref)
+	case src.Spec.VolumeName == "" || src.Status.Phase != v1.ClaimBound || pv == nil:
+		return refuse(ReasonSourceClaimNotBound, "source %s is not bound yet; the clone is provisioned once it is", ref)
+	case pv.Spec.CSI == nil || pv.Spec.CSI.Driver != in.Driver.Name:
+		return refuse(ReasonSourceClaimOfOtherDriver, "source %s is not a volume of CSI driver %q and cannot be cloned by it", ref, in.Driver.Name)
+	case className(src) != in.ClassName:
+		return refuse(ReasonStorageClassMismatch, "source %s has StorageClass %q; a clone must use the same class, not %q", ref, className(src), in.ClassName)
+	case modeOf(src.Spec.VolumeMode) != modeOf(in.Claim.Spec.VolumeMode):
+		return refuse(ReasonVolumeModeMismatch, "source %s has volume mode %s; a clone must use the same mode, not %s",
+			ref, modeOf(src.Spec.VolumeMode), modeOf(in.Claim.Spec.VolumeMode))
+	}
+	size := pv.Spec.Capacity[v1.ResourceStorage]
+	if requestedBytes(in.Claim) < size.Value() {
+		return refuse(ReasonRequestedSizeTooSmall, "requested volume size %d is smaller than the size %d of source %s; request at least that",
+			requestedBytes(in.Claim), size.Value(), ref)
+	}
+	v := allowed("")
+	v.Content = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{
+		Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: pv.Spec.CSI.VolumeHandle}}}
+	return v
+}
+
+func className(c *v1.PersistentVolumeClaim) string {
+	if c.Spec.StorageClassName == nil {
+		return ""
+	}
+	return *c.Spec.StorageClassName
+}

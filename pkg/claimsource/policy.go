@@ -1,0 +1,112 @@
+package claimsource
+
+import (
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
+)
+
+// GrantChecker decides from a cache whether a ReferenceGrant allows a
+// reference.
+type GrantChecker interface {
+	Check(ref referencegrant.Reference) referencegrant.Decision
+}
+
+// SnapshotReader reads VolumeSnapshots and VolumeSnapshotContents from
+// informer caches. Absent objects are (nil, nil); an error means the cache
+// cannot be read (API not served, no permission, not synced).
+type SnapshotReader interface {
+	GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error)
+	GetContent(name string) (*snapv1.VolumeSnapshotContent, error)
+}
+
+// Policy gathers the decision's input for a claim from the sidecar's
+// settings and caches. It reads caches only and changes nothing.
+type Policy struct {
+	// CrossNamespace is the CrossNamespaceSourceProvisioning feature gate.
+	CrossNamespace bool
+	// Grants checks ReferenceGrants from a cache.
+	Grants GrantChecker
+	// Driver is what the CSI driver can do.
+	Driver Driver
+	// Snapshots, Claims and Volumes are the caches of the source objects;
+	// only Decide reads them.
+	Snapshots SnapshotReader
+	Claims    corelisters.PersistentVolumeClaimLister
+	Volumes   corelisters.PersistentVolumeLister
+}
+
+// Admit resolves the claim's source and runs the claim-level part of the
+// decision (see the package Admit). A claim whose source fields cannot be
+// resolved returns the resolution error.
+func (p Policy) Admit(claim *v1.PersistentVolumeClaim) (datasource.Source, Verdict, error) {
+	in, err := p.admission(claim)
+	if err != nil {
+		return in.Source, Verdict{}, err
+	}
+	return in.Source, Admit(in), nil
+}
+
+// Decide resolves the claim's source, gathers the source objects and runs
+// the whole decision (see the package Decide) for a claim provisioned with
+// the StorageClass className.
+func (p Policy) Decide(claim *v1.PersistentVolumeClaim, className string) (datasource.Source, Verdict, error) {
+	in, err := p.Gather(claim, className)
+	if err != nil {
+		return in.Source, Verdict{}, err
+	}
+	return in.Source, Decide(in), nil
+}
+
+// Gather fills the decision's input for the claim from the caches.
+func (p Policy) Gather(claim *v1.PersistentVolumeClaim, className string) (Input, error) {
+	in, err := p.admission(claim)
+	if err != nil || Admit(in).Action != Provision {
+		return in, err // the source objects would not be read
+	}
+	in.ClassName, in.Driver = className, p.Driver
+	src := in.Source
+	switch src.Type() {
+	case datasource.Snapshot:
+		if in.Snapshot, in.Unreadable = p.Snapshots.GetSnapshot(src.Namespace, src.Name); in.Unreadable != nil {
+			break
+		}
+		if s := in.Snapshot; s != nil && s.Status != nil && s.Status.BoundVolumeSnapshotContentName != nil {
+			in.Content, in.Unreadable = p.Snapshots.GetContent(*s.Status.BoundVolumeSnapshotContentName)
+		}
+	case datasource.Claim:
+		if in.SourceClaim, in.Unreadable = absentIsNil(p.Claims.PersistentVolumeClaims(src.Namespace).Get(src.Name)); in.Unreadable != nil {
+			break
+		}
+		if c := in.SourceClaim; c != nil && c.Spec.VolumeName != "" {
+			in.SourceVolume, in.Unreadable = absentIsNil(p.Volumes.Get(c.Spec.VolumeName))
+		}
+	}
+	return in, nil
+}
+
+// admission is the input of Admit: the source and, when it needs one, the
+// grant decision.
+func (p Policy) admission(claim *v1.PersistentVolumeClaim) (Input, error) {
+	src, err := datasource.Resolve(claim)
+	if err != nil {
+		return Input{Claim: claim, Source: src}, err
+	}
+	in := Input{Claim: claim, Source: src, CrossNamespace: p.CrossNamespace}
+	if src.NeedsGrant() && p.CrossNamespace {
+		in.Grant = p.Grants.Check(referencegrant.ClaimReference(claim.Namespace, src.APIGroup, src.Kind, src.Namespace, src.Name))
+	}
+	return in, nil
+}
+
+// absentIsNil turns a lister's NotFound into an absent object.
+func absentIsNil[T any](obj *T, err error) (*T, error) {
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	return obj, err
+}

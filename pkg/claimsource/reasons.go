@@ -1,0 +1,58 @@
+package claimsource
+
+// Reason is the cause of a verdict. Reasons are stable CamelCase words: the
+// sidecar's event reasons and log codes, listed in the README's event table.
+// Every reason the decision can give is here.
+type Reason string
+
+// The claim-level reasons (Admit).
+const (
+	// ReasonAllowed: the claim may be provisioned from its source.
+	ReasonAllowed Reason = "Allowed"
+	// ReasonWaitingForPopulator: the source is a volume populator's kind
+	// (KEP-1495); the claim is left to the populator.
+	ReasonWaitingForPopulator Reason = "WaitingForPopulator"
+	// ReasonCrossNamespaceDisabled: the claim names another namespace but
+	// the CrossNamespaceSourceProvisioning feature gate is off.
+	ReasonCrossNamespaceDisabled Reason = "CrossNamespaceSourceDisabled"
+	// ReasonCrossNamespaceKindUnsupported: only VolumeSnapshots can be
+	// used across namespaces (KEP-3294).
+	ReasonCrossNamespaceKindUnsupported Reason = "CrossNamespaceKindUnsupported"
+	// ReasonGrantMissing: no ReferenceGrant in the source's namespace
+	// allows the reference.
+	ReasonGrantMissing Reason = "ReferenceGrantMissing"
+	// ReasonGrantUnavailable: the ReferenceGrant cache cannot be read (API
+	// not served, no permission, not synced); fail closed.
+	ReasonGrantUnavailable Reason = "ReferenceGrantUnavailable"
+)
+
+// The source-level reasons (Decide): the driver's capabilities and the
+// state of the snapshot or the claim to clone, in the order they are
+// checked.
+const (
+	ReasonSnapshotRestoreUnsupported Reason = "SnapshotRestoreUnsupported"
+	ReasonCloneUnsupported           Reason = "CloneUnsupported"
+	ReasonSnapshotAPIUnavailable     Reason = "SnapshotAPIUnavailable"
+
+	ReasonSnapshotNotFound        Reason = "SnapshotNotFound"
+	ReasonSnapshotBeingDeleted    Reason = "SnapshotBeingDeleted"
+	ReasonSnapshotNotBound        Reason = "SnapshotNotBound"
+	ReasonSnapshotContentNotFound Reason = "SnapshotContentNotFound"
+	ReasonSnapshotContentMismatch Reason = "SnapshotContentMismatch"
+	ReasonSnapshotOfOtherDriver   Reason = "SnapshotOfOtherDriver"
+	ReasonSnapshotNotReady        Reason = "SnapshotNotReady"
+	ReasonSnapshotHandleMissing   Reason = "SnapshotHandleMissing"
+	ReasonVolumeModeConversion    Reason = "VolumeModeConversionNotAllowed"
+
+	ReasonSourceClaimUnreadable    Reason = "SourceClaimUnreadable"
+	ReasonSourceClaimNotFound      Reason = "SourceClaimNotFound"
+	ReasonSourceClaimBeingDeleted  Reason = "SourceClaimBeingDeleted"
+	ReasonSourceClaimNotBound      Reason = "SourceClaimNotBound"
+	ReasonSourceClaimOfOtherDriver Reason = "SourceClaimOfOtherDriver"
+	ReasonStorageClassMismatch     Reason = "StorageClassMismatch"
+	ReasonVolumeModeMismatch       Reason = "VolumeModeMismatch"
+
+	// ReasonRequestedSizeTooSmall: the claim asks for less than the
+	// snapshot's restore size or the source volume's capacity.
+	ReasonRequestedSizeTooSmall Reason = "RequestedSizeTooSmall"
+)
