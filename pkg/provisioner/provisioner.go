@@ -126,9 +126,11 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 }
 
 // provision reads as the steps it takes: an attempt whose CreateVolume may
-// have run is finished or undone; otherwise the source is decided from the
-// caches, the request built, the attempt recorded, the source protected,
-// and CreateVolume sent.
+// have run is finished or undone (resume); otherwise the claim's source is
+// resolved, its input gathered from the caches and decided (claimsource,
+// in contentSource), the request built, the attempt recorded, the source
+// protected, CreateVolume sent, its answer confirmed and the PV built
+// (create).
 func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
 	claim, class := opts.PVC, opts.StorageClass
 	if attempt := p.inflight.Get(claim.UID); attempt != nil {
