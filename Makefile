@@ -15,6 +15,7 @@ KUBE_TOOLS  := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-ma
 SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
 UPSTREAM    := $(TOOLS)/upstream-csi-provisioner
 LINT_TOOLS  := $(TOOLS)/golangci-lint $(TOOLS)/logcheck
+CODEGEN_TOOLS := $(TOOLS)/deepcopy-gen $(TOOLS)/client-gen $(TOOLS)/lister-gen $(TOOLS)/informer-gen $(TOOLS)/controller-gen
 # The upstream release test/tools/upstream pins, stamped into its --version.
 UPSTREAM_VERSION = $(lastword $(shell grep -o 'external-provisioner/v6 v[^ ]*' test/tools/upstream/go.mod))
 CRDS        := $(CACHE)/crds
@@ -22,16 +23,16 @@ CRDS        := $(CACHE)/crds
 # passes through anything else (errors, downloads).
 PROGRESS    := awk '/^[a-z0-9.-]+(\/[^ :]+)*$$/ { if (++n % 200 == 0) { print "   ... " n " packages compiled"; fflush() } next } { print; fflush() }'
 
-.PHONY: help build test test-unit bench bench-smoke test-e2e tools demo demo-down verify vet fmt lint vendor image clean
+.PHONY: help build test test-unit bench bench-smoke test-e2e tools demo demo-down generate verify verify-generated vet fmt lint vendor image clean
 
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## Build the sidecar into bin/csi-provisioner (static) and the local test driver.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
 
-tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(LINT_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and linters (cached in .cache/).
+tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner, linters and code generators (cached in .cache/).
 
 # kube-apiserver, kube-controller-manager and etcd from the Go module proxy,
 # through the wrapper module test/tools/kube (k8s.io/kubernetes has replace
@@ -68,7 +69,20 @@ $(LINT_TOOLS) &: test/tools/lint/go.mod test/tools/lint/go.sum
 		github.com/golangci/golangci-lint/v2/cmd/golangci-lint sigs.k8s.io/logtools/logcheck 2>&1 | $(PROGRESS)
 	@touch $(LINT_TOOLS)
 
-# The CRDs come from the modules the sidecar is built with.
+# The code generators of `make generate`: k8s.io/code-generator at the
+# k8s.io/client-go version of go.mod, and controller-gen, at the versions
+# test/tools/codegen pins.
+$(CODEGEN_TOOLS) &: test/tools/codegen/go.mod test/tools/codegen/go.sum
+	@echo ">> building deepcopy-gen, client-gen, lister-gen, informer-gen and controller-gen"
+	@mkdir -p $(TOOLS)
+	set -o pipefail; cd test/tools/codegen && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
+		k8s.io/code-generator/cmd/deepcopy-gen k8s.io/code-generator/cmd/client-gen \
+		k8s.io/code-generator/cmd/lister-gen k8s.io/code-generator/cmd/informer-gen \
+		sigs.k8s.io/controller-tools/cmd/controller-gen 2>&1 | $(PROGRESS)
+	@touch $(CODEGEN_TOOLS)
+
+# The CRDs the local cluster installs come from the modules the sidecar is
+# built with.
 $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 	@mkdir -p $(CRDS)
 	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json github.com/kubernetes-csi/external-snapshotter/client/v8 | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/*snapshot.storage.k8s.io_*.yaml $(CRDS)/
@@ -99,7 +113,13 @@ demo-down: ## Stop a demo cluster left behind (e.g. after kill -9).
 	-pkill -f '$(subst .cache,[.]cache,$(abspath $(CACHE)))/demo' || true
 	rm -rf $(CACHE)/demo
 
-verify: fmt vet lint ## gofmt, go vet and the linters.
+generate: $(CODEGEN_TOOLS) ## Regenerate deepcopy, clientset, listers, informers (pkg/generated) and CRD YAML (deploy/crds/generated) from pkg/apis.
+	CODEGEN_BIN=$(abspath $(TOOLS)) hack/update-codegen.sh
+
+verify: verify-generated fmt vet lint ## Generated files up to date, gofmt, go vet and the linters.
+
+verify-generated: $(CODEGEN_TOOLS) ## Fail if a file `make generate` writes is stale (regenerated in a temporary copy; the tree is not changed).
+	CODEGEN_BIN=$(abspath $(TOOLS)) hack/verify-codegen.sh
 
 fmt: ## Fail if a Go file is not gofmt'ed.
 	@out=$$(gofmt -l cmd pkg test 2>/dev/null); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
