@@ -26,7 +26,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
-const driverName = "csi.example.com" // the driver of deploy/storageclass.yaml
+const driverName = "csi.example.com" // the driver of deploy/examples/storageclass.yaml
 
 func main() {
 	keep := flag.Bool("keep", false, "keep the cluster running after the story, until Ctrl-C")
@@ -88,9 +88,10 @@ type story struct {
 }
 
 func (s *story) play() error {
-	story1 := filepath.Join(s.root, "deploy", "examples", "story1")
+	examples := filepath.Join(s.root, "deploy", "examples")
+	story1 := filepath.Join(examples, "story1")
 	s.step("Namespaces prod (Alice) and test (Bob), and StorageClass csi-example")
-	if err := s.apply(filepath.Join(story1, "namespaces.yaml"), filepath.Join(s.root, "deploy", "storageclass.yaml")); err != nil {
+	if err := s.apply(filepath.Join(story1, "namespaces.yaml"), filepath.Join(examples, "storageclass.yaml")); err != nil {
 		return err
 	}
 

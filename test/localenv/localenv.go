@@ -98,7 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	if e.Gateway, err = gatewayclientset.NewForConfig(config); err != nil {
 		return e, err
 	}
-	progress("CRDs, RBAC from deploy/rbac.yaml and snapshot-controller")
+	progress("CRDs, RBAC from deploy/csi-provisioner/rbac.yaml and snapshot-controller")
 	// The snapshot CRDs are installed; the ReferenceGrant CRD is not, so the
 	// first case can show the sidecar starting without it.
 	// The group snapshot CRDs are installed too: the snapshot-controller
@@ -110,9 +110,9 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 		"groupsnapshot.storage.k8s.io_volumegroupsnapshots.yaml"); err != nil {
 		return e, err
 	}
-	// The sidecar runs as the ServiceAccount of deploy/rbac.yaml: the shipped
-	// RBAC is what is tested.
-	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(root, "deploy", "rbac.yaml")); err != nil {
+	// The sidecar runs as the ServiceAccount of deploy/csi-provisioner/rbac.yaml:
+	// the shipped RBAC is what is tested.
+	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(root, "deploy", "csi-provisioner", "rbac.yaml")); err != nil {
 		return e, err
 	}
 	if err := e.start("snapshot-controller", e.tool("snapshot-controller"),

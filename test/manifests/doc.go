@@ -4,6 +4,8 @@
 // accept, the ClusterRole grants what the sidecar uses and nothing more,
 // and the CRDs generated from pkg/apis carry what the types promise (the
 // approval annotation, the status subresource, the immutable spec, the
-// printer columns, Kubernetes' name rules). It has no code outside its
+// printer columns, Kubernetes' name rules). Every kustomization is rendered
+// with `kubectl kustomize` (what `kubectl apply -k` installs) and must give
+// exactly the objects its component holds. It has no code outside its
 // tests.
 package manifests

@@ -86,6 +86,11 @@ func (m manifest) objectMeta() metav1.Object {
 	return m.obj.(metav1.Object)
 }
 
+// key names m's object as "<Kind> [<namespace>/]<name>".
+func (m manifest) key() string {
+	return objectKey(m.gvk.Kind, m.objectMeta().GetNamespace(), m.objectMeta().GetName())
+}
+
 // readManifests decodes every YAML document under dir but kustomize's
 // kustomization files (kustomize_test.go renders those). It returns the
 // documents that decode strictly and an error for each that does not; the
@@ -101,21 +106,16 @@ func readManifests(dir string) ([]manifest, []error, error) {
 		if err != nil {
 			return err
 		}
-		docs, err := readDocuments(path)
+		data, err := os.ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("%s: %w", rel, err)
+			return err
 		}
-		for i, doc := range docs {
-			source := fmt.Sprintf("%s#%d", filepath.ToSlash(rel), i)
-			gvk, obj, err := decodeStrict(doc)
-			switch {
-			case errors.Is(err, errEmptyDocument):
-			case err != nil:
-				decodeErrs = append(decodeErrs, fmt.Errorf("%s: %w", source, err))
-			default:
-				manifests = append(manifests, manifest{source: source, gvk: gvk, obj: obj})
-			}
+		decoded, errs, err := decodeDocuments(filepath.ToSlash(rel), data)
+		if err != nil {
+			return err
 		}
+		manifests = append(manifests, decoded...)
+		decodeErrs = append(decodeErrs, errs...)
 		return nil
 	})
 	if err != nil {
@@ -153,12 +153,33 @@ func isKustomization(path string) bool {
 // kustomizationFiles are the names kustomize reads a kustomization from.
 var kustomizationFiles = []string{"kustomization.yaml", "kustomization.yml", "Kustomization"}
 
-// readDocuments splits the file at path into its "---"-separated documents.
-func readDocuments(path string) ([][]byte, error) {
-	data, err := os.ReadFile(path)
+// decodeDocuments decodes the YAML documents of data, which come from
+// source (a file, or a kustomize output). It returns the documents that
+// decode strictly and an error for each that does not; the error is fatal
+// when data cannot be split into documents.
+func decodeDocuments(source string, data []byte) ([]manifest, []error, error) {
+	docs, err := splitDocuments(data)
 	if err != nil {
-		return nil, err
+		return nil, nil, fmt.Errorf("%s: %w", source, err)
 	}
+	var manifests []manifest
+	var decodeErrs []error
+	for i, doc := range docs {
+		docSource := fmt.Sprintf("%s#%d", source, i)
+		gvk, obj, err := decodeStrict(doc)
+		switch {
+		case errors.Is(err, errEmptyDocument):
+		case err != nil:
+			decodeErrs = append(decodeErrs, fmt.Errorf("%s: %w", docSource, err))
+		default:
+			manifests = append(manifests, manifest{source: docSource, gvk: gvk, obj: obj})
+		}
+	}
+	return manifests, decodeErrs, nil
+}
+
+// splitDocuments splits data into its "---"-separated YAML documents.
+func splitDocuments(data []byte) ([][]byte, error) {
 	reader := k8syaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var docs [][]byte
 	for {
@@ -238,18 +259,28 @@ func validate(obj any) field.ErrorList {
 	return nil
 }
 
-func TestDeployHasTheDocumentedObjects(t *testing.T) {
-	have := map[string]bool{}
-	for _, m := range loadManifests(t) {
-		have[objectKey(m.gvk.Kind, m.objectMeta().GetNamespace(), m.objectMeta().GetName())] = true
+// The objects deploy/ documents, by the part of it they are in (see
+// kustomize_test.go for which kustomization installs which).
+var (
+	// crdObjects are in deploy/crds.
+	crdObjects = []string{
+		"CustomResourceDefinition volumesnapshotlinks.snapshot.storage.k8s.io",
 	}
-	for _, want := range []string{
+	// sidecarObjects are in deploy/csi-provisioner.
+	sidecarObjects = []string{
 		"ServiceAccount default/csi-provisioner",
 		"ClusterRole external-provisioner-runner",
 		"ClusterRoleBinding csi-provisioner-role",
 		"Role default/external-provisioner-cfg",
 		"RoleBinding default/csi-provisioner-role-cfg",
 		"Deployment default/csi-provisioner",
+	}
+	// populatorObjects are in deploy/populator.
+	populatorObjects = []string{
+		"VolumePopulator volumesnapshotlink",
+	}
+	// exampleObjects are in deploy/examples.
+	exampleObjects = []string{
 		"StorageClass csi-example",
 		"Namespace prod",
 		"Namespace test",
@@ -258,8 +289,15 @@ func TestDeployHasTheDocumentedObjects(t *testing.T) {
 		"PersistentVolumeClaim prod/foo",
 		"VolumeSnapshot prod/foo-backup",
 		"VolumeSnapshotClass csi-example-snapclass",
-		"CustomResourceDefinition volumesnapshotlinks.snapshot.storage.k8s.io",
-	} {
+	}
+)
+
+func TestDeployHasTheDocumentedObjects(t *testing.T) {
+	have := map[string]bool{}
+	for _, m := range loadManifests(t) {
+		have[m.key()] = true
+	}
+	for _, want := range slices.Concat(crdObjects, sidecarObjects, populatorObjects, exampleObjects) {
 		if !have[want] {
 			t.Errorf("deploy/ has no %s", want)
 		}

@@ -17,11 +17,12 @@ type permission struct {
 	verbs           []string
 }
 
-// clusterRolePermissions is exactly what deploy/rbac.yaml's ClusterRole
-// must grant: what the sidecar and its vendored provisioning library call
-// (see the comments in deploy/rbac.yaml). A verb missing here breaks the
-// sidecar; a verb added in the YAML but not here fails
-// TestClusterRoleGrantsNothingElse, to keep the role least-privilege.
+// clusterRolePermissions is exactly what the ClusterRole of
+// deploy/csi-provisioner/rbac.yaml must grant: what the sidecar and its
+// vendored provisioning library call (see the comments in that file). A
+// verb missing here breaks the sidecar; a verb added in the YAML but not
+// here fails TestClusterRoleGrantsNothingElse, to keep the role
+// least-privilege.
 var clusterRolePermissions = []permission{
 	{"", "persistentvolumes", []string{"get", "list", "watch", "create", "patch", "delete"}},
 	{"", "persistentvolumeclaims", []string{"get", "list", "watch", "patch", "update"}},

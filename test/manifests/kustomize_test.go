@@ -1,0 +1,193 @@
+package manifests
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// kustomizations are the kustomize directories under deploy/ (relative to
+// it) and the objects each renders. The top level installs everything the
+// project ships; populator/ is left out of it because its CRD is not ours,
+// and examples/ has no kustomization.
+var kustomizations = map[string][]string{
+	".":               slices.Concat(crdObjects, sidecarObjects),
+	"crds":            crdObjects,
+	"csi-provisioner": sidecarObjects,
+	"populator":       populatorObjects,
+}
+
+// kustomize renders the kustomization in dir with `kubectl kustomize`, the
+// kustomize that `kubectl apply -k` uses, and decodes its output strictly.
+func kustomize(t *testing.T, dir string) []manifest {
+	t.Helper()
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatalf("Rendering the kustomizations needs kubectl on PATH, as the e2e suite does: %v", err)
+	}
+	out, err := exec.CommandContext(t.Context(), kubectl, "kustomize", dir).Output()
+	if exitErr := (*exec.ExitError)(nil); errors.As(err, &exitErr) {
+		t.Fatalf("kubectl kustomize %s: %v: %s", dir, err, exitErr.Stderr)
+	}
+	if err != nil {
+		t.Fatalf("kubectl kustomize %s: %v", dir, err)
+	}
+	manifests, decodeErrs, err := decodeDocuments("kubectl kustomize "+dir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, err := range decodeErrs {
+		t.Error(err)
+	}
+	return manifests
+}
+
+func TestEveryKustomizationIsListed(t *testing.T) {
+	found := map[string]bool{}
+	err := filepath.WalkDir(deployDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !isKustomization(path) {
+			return err
+		}
+		rel, err := filepath.Rel(deployDir, filepath.Dir(path))
+		found[filepath.ToSlash(rel)] = true
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for dir := range found {
+		if _, ok := kustomizations[dir]; !ok {
+			t.Errorf("%s has a kustomization that is not in kustomizations: add it, with the objects it renders", shown(dir))
+		}
+	}
+	for dir := range kustomizations {
+		if !found[dir] {
+			t.Errorf("%s has no kustomization.yaml", shown(dir))
+		}
+	}
+}
+
+func TestKustomizationsRenderTheirObjects(t *testing.T) {
+	files := map[string]manifest{}
+	for _, m := range loadManifests(t) {
+		files[m.key()] = m
+	}
+	for dir, want := range kustomizations {
+		t.Run(dir, func(t *testing.T) {
+			var got []string
+			for _, m := range kustomize(t, filepath.Join(deployDir, dir)) {
+				got = append(got, m.key())
+				// kustomize adds no transformer here: what it installs is
+				// what the files say, and what the other tests check.
+				if file, ok := files[m.key()]; ok && !apiequality.Semantic.DeepEqual(file.obj, m.obj) {
+					t.Errorf("%s renders %s unlike %s", shown(dir), m.key(), file.source)
+				}
+			}
+			if !sameElements(got, want) {
+				t.Errorf("kubectl kustomize %s renders\n  %s\nwant\n  %s", shown(dir), strings.Join(sorted(got), "\n  "), strings.Join(sorted(want), "\n  "))
+			}
+		})
+	}
+}
+
+// TestComponentsShipEveryFileTheyHold fails when a manifest is added to a
+// component directory (or under it) without its kustomization listing it.
+func TestComponentsShipEveryFileTheyHold(t *testing.T) {
+	for dir := range kustomizations {
+		if dir == "." {
+			continue
+		}
+		t.Run(dir, func(t *testing.T) {
+			inFiles, decodeErrs, err := readManifests(filepath.Join(deployDir, dir))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range decodeErrs {
+				t.Error(err)
+			}
+			var want, got []string
+			for _, m := range inFiles {
+				want = append(want, m.key())
+			}
+			for _, m := range kustomize(t, filepath.Join(deployDir, dir)) {
+				got = append(got, m.key())
+			}
+			if !sameElements(got, want) {
+				t.Errorf("%s holds\n  %s\nbut its kustomization renders\n  %s", shown(dir), strings.Join(sorted(want), "\n  "), strings.Join(sorted(got), "\n  "))
+			}
+		})
+	}
+}
+
+// TestNamespaceOverlayMovesTheSidecar renders an overlay of deploy/ that
+// sets a namespace, as the comments of deploy/csi-provisioner tell users
+// to: the sidecar's namespaced objects and the bindings' subjects move, the
+// cluster-scoped objects stay cluster-scoped.
+func TestNamespaceOverlayMovesTheSidecar(t *testing.T) {
+	overlay := t.TempDir()
+	abs, err := filepath.Abs(deployDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// kustomize refuses absolute paths to a base.
+	base, err := filepath.Rel(overlay, abs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: csi-system\nresources:\n  - " + filepath.ToSlash(base) + "\n"
+	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range kustomize(t, overlay) {
+		ns := m.objectMeta().GetNamespace()
+		switch o := m.obj.(type) {
+		case *rbacv1.ClusterRole, *unstructured.Unstructured: // the ClusterRole and the CRDs
+			if ns != "" {
+				t.Errorf("%s got namespace %s, want none (cluster-scoped)", m.key(), ns)
+			}
+		case *rbacv1.ClusterRoleBinding:
+			checkSubjectsIn(t, m.key(), o.Subjects, "csi-system")
+		case *rbacv1.RoleBinding:
+			checkSubjectsIn(t, m.key(), o.Subjects, "csi-system")
+			if ns != "csi-system" {
+				t.Errorf("%s is in %q, want csi-system", m.key(), ns)
+			}
+		default:
+			if ns != "csi-system" {
+				t.Errorf("%s is in %q, want csi-system", m.key(), ns)
+			}
+		}
+	}
+}
+
+func checkSubjectsIn(t *testing.T, binding string, subjects []rbacv1.Subject, namespace string) {
+	t.Helper()
+	for _, s := range subjects {
+		if s.Kind == rbacv1.ServiceAccountKind && s.Namespace != namespace {
+			t.Errorf("%s binds ServiceAccount %s/%s, want it in %s", binding, s.Namespace, s.Name, namespace)
+		}
+	}
+}
+
+// shown names dir, relative to deploy/, in messages.
+func shown(dir string) string {
+	return filepath.ToSlash(filepath.Join("deploy", dir))
+}
+
+// sameElements tells whether a and b hold the same strings, in any order.
+func sameElements(a, b []string) bool {
+	return slices.Equal(sorted(a), sorted(b))
+}
+
+func sorted(s []string) []string {
+	return slices.Sorted(slices.Values(s))
+}
