@@ -12,9 +12,19 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 generated=(pkg/apis pkg/generated deploy/crds/generated)
 inputs=(go.mod go.sum hack/boilerplate.go.txt)
 
+cd "$repo"
+# The generated clients are written for the client-go they are built with:
+# test/tools/codegen pins k8s.io/code-generator at go.mod's k8s.io/client-go.
+client_go=$(awk '$1 == "k8s.io/client-go" { print $2 }' go.mod)
+code_generator=$(awk '$1 == "k8s.io/code-generator" { print $2 }' test/tools/codegen/go.mod)
+if [ "$client_go" != "$code_generator" ]; then
+	echo "test/tools/codegen pins k8s.io/code-generator $code_generator, but go.mod has k8s.io/client-go $client_go:" >&2
+	echo "run 'cd test/tools/codegen && GOFLAGS=-mod=mod go get k8s.io/code-generator@$client_go && GOFLAGS=-mod=mod go mod tidy', then 'make generate'." >&2
+	exit 1
+fi
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cd "$repo"
 for p in "${inputs[@]}" "${generated[@]}"; do
 	if [ -e "$p" ]; then
 		mkdir -p "$tmp/$(dirname "$p")"
