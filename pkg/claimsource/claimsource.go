@@ -10,6 +10,10 @@
 //	populator → same namespace? → gate → kind → grant      (Admit)
 //	          → driver capability → snapshot or clone checks (Decide)
 //
+// A VolumeSnapshotLink (KEP-3294's alternative) is one more kind in the
+// same chain: Admit resolves the link to its VolumeSnapshot and checks the
+// link's grant; Decide then checks that snapshot as any other.
+//
 // Admit and Decide are pure. Policy gathers their Input from the sidecar's
 // settings and informer caches and calls them.
 package claimsource
@@ -21,6 +25,7 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
@@ -64,9 +69,16 @@ type Input struct {
 	Source datasource.Source
 	// CrossNamespace is the CrossNamespaceSourceProvisioning feature gate.
 	CrossNamespace bool
-	// Grant is the ReferenceGrant decision for the claim's reference; it is
-	// read only when Source.NeedsGrant().
+	// Grant is the ReferenceGrant decision for the claim's reference, or
+	// for its VolumeSnapshotLink's; read only when one is needed.
 	Grant referencegrant.Decision
+	// SnapshotLinks is the --cross-namespace-snapshot flag: restore through
+	// VolumeSnapshotLinks. Off, a link is a populator's kind.
+	SnapshotLinks bool
+	// Link is the VolumeSnapshotLink the claim names, nil when absent;
+	// LinkUnreadable says why the link cache could not be read.
+	Link           *snapv1alpha1.VolumeSnapshotLink
+	LinkUnreadable error
 	// Driver is what the driver can do; read by Decide only.
 	Driver Driver
 
@@ -94,6 +106,10 @@ type Verdict struct {
 	// Content is what CreateVolume fills the volume from: set by Decide
 	// when the claim has a snapshot or clone source and may be provisioned.
 	Content *csi.VolumeContentSource
+	// Uses is the object the volume is made from, which source protection
+	// guards: the claim's source, or the VolumeSnapshot its
+	// VolumeSnapshotLink names. Set when Action is Provision.
+	Uses datasource.Source
 }
 
 // HoldsSource reports whether a pending claim with this Admit verdict keeps
@@ -111,23 +127,59 @@ func (v Verdict) HoldsSource() bool {
 func Admit(in Input) Verdict {
 	src := in.Source
 	switch {
-	case src.Type() == datasource.Populator:
+	case src.Type() == datasource.Link && in.SnapshotLinks:
+		return admitLink(in)
+	case src.Type() == datasource.Populator || src.Type() == datasource.Link:
 		return Verdict{Action: LeaveAlone, Reason: ReasonWaitingForPopulator, Message: fmt.Sprintf(
 			"the data source %s is not a VolumeSnapshot or PersistentVolumeClaim; waiting for its volume populator to fill the volume", src)}
 	case !src.NeedsGrant():
-		return allowed("")
+		return allowed(src, "")
 	case !in.CrossNamespace:
 		return Verdict{Action: LeaveAlone, Reason: ReasonCrossNamespaceDisabled, Message: fmt.Sprintf(
 			"spec.dataSourceRef.namespace names %s, but the provisioner's CrossNamespaceSourceProvisioning feature gate is off; the claim is not provisioned", src)}
 	case src.Type() != datasource.Snapshot:
 		return refuse(ReasonCrossNamespaceKindUnsupported,
 			"%s: only VolumeSnapshots can be used across namespaces (KEP-3294); clone the claim within its namespace instead", src)
-	case in.Grant.Reason == referencegrant.ReasonUnavailable:
-		return refuse(ReasonGrantUnavailable, "%s", in.Grant.Message)
-	case !in.Grant.Allowed:
-		return refuse(ReasonGrantMissing, "%s", in.Grant.Message)
 	}
-	return allowed(in.Grant.Message)
+	return admitGrant(in.Grant, src)
+}
+
+// admitLink resolves a VolumeSnapshotLink to its VolumeSnapshot: a link
+// must be in the claim's namespace, exist, and, naming a snapshot in
+// another namespace, be allowed by a grant there.
+func admitLink(in Input) Verdict {
+	src := in.Source
+	switch {
+	case src.NeedsGrant():
+		return refuse(ReasonCrossNamespaceKindUnsupported,
+			"%s: a VolumeSnapshotLink must be in the claim's own namespace; it is the link that names the other namespace", src)
+	case in.LinkUnreadable != nil:
+		return refuse(ReasonLinkAPIUnavailable, "cannot read %s: %v", src, in.LinkUnreadable)
+	case in.Link == nil:
+		return refuse(ReasonLinkNotFound, "%s does not exist; create it or fix the claim's data source", src)
+	}
+	target := LinkTarget(in.Link)
+	if target.Namespace == in.Link.Namespace {
+		return allowed(target, "")
+	}
+	return admitGrant(in.Grant, target)
+}
+
+// admitGrant allows the use of target when the grant decision does.
+func admitGrant(grant referencegrant.Decision, target datasource.Source) Verdict {
+	switch {
+	case grant.Reason == referencegrant.ReasonUnavailable:
+		return refuse(ReasonGrantUnavailable, "%s", grant.Message)
+	case !grant.Allowed:
+		return refuse(ReasonGrantMissing, "%s", grant.Message)
+	}
+	return allowed(target, grant.Message)
+}
+
+// LinkTarget is the VolumeSnapshot a VolumeSnapshotLink names.
+func LinkTarget(link *snapv1alpha1.VolumeSnapshotLink) datasource.Source {
+	return datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind,
+		Namespace: link.SourceNamespace(), Name: link.Spec.Source.Name}
 }
 
 // Decide runs the whole chain: Admit, then whether the driver can use the
@@ -139,13 +191,13 @@ func Decide(in Input) Verdict {
 		return admitted
 	}
 	var v Verdict
-	switch in.Source.Type() {
+	switch admitted.Uses.Type() {
 	case datasource.Snapshot:
 		if !in.Driver.RestoresSnapshots {
 			return refuse(ReasonSnapshotRestoreUnsupported,
 				"CSI driver %q cannot restore snapshots (no CREATE_DELETE_SNAPSHOT capability); remove the data source or use another StorageClass", in.Driver.Name)
 		}
-		v = checkSnapshot(in)
+		v = checkSnapshot(in, admitted.Uses)
 	case datasource.Claim:
 		if !in.Driver.Clones {
 			return refuse(ReasonCloneUnsupported,
@@ -156,13 +208,13 @@ func Decide(in Input) Verdict {
 		return admitted
 	}
 	if v.Action == Provision {
-		v.Message = admitted.Message // the grant that allows it, if any
+		v.Message, v.Uses = admitted.Message, admitted.Uses // the grant that allows it, if any
 	}
 	return v
 }
 
-func allowed(message string) Verdict {
-	return Verdict{Action: Provision, Reason: ReasonAllowed, Message: message}
+func allowed(uses datasource.Source, message string) Verdict {
+	return Verdict{Action: Provision, Reason: ReasonAllowed, Message: message, Uses: uses.Object()}
 }
 
 func refuse(reason Reason, format string, args ...any) Verdict {

@@ -24,8 +24,11 @@ func requests(bytes int64) v1.VolumeResourceRequirements {
 	return v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: *resource.NewQuantity(bytes, resource.BinarySI)}}
 }
 
+// snapshotIn is the snapshot "snap" in namespace, named explicitly.
 func snapshotIn(namespace string) datasource.Source {
-	return source(datasource.SnapshotGroup, datasource.SnapshotKind, namespace, true)
+	src := source(datasource.SnapshotGroup, datasource.SnapshotKind, namespace, true)
+	src.Name = "snap"
+	return src
 }
 
 func source(group, kind, namespace string, explicit bool) datasource.Source {

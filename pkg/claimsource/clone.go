@@ -33,7 +33,7 @@ func checkClone(in Input) Verdict {
 		return refuse(ReasonRequestedSizeTooSmall, "requested volume size %d is smaller than the size %d of source %s; request at least that",
 			requestedBytes(in.Claim), size.Value(), ref)
 	}
-	v := allowed("")
+	v := allowed(in.Source, "")
 	v.Content = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{
 		Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: pv.Spec.CSI.VolumeHandle}}}
 	return v

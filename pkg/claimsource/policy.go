@@ -6,6 +6,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	corelisters "k8s.io/client-go/listers/core/v1"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
@@ -24,6 +25,12 @@ type SnapshotReader interface {
 	GetContent(name string) (*snapv1.VolumeSnapshotContent, error)
 }
 
+// LinkReader reads VolumeSnapshotLinks from an informer cache, like
+// SnapshotReader.
+type LinkReader interface {
+	GetLink(namespace, name string) (*snapv1alpha1.VolumeSnapshotLink, error)
+}
+
 // Policy gathers the decision's input for a claim from the sidecar's
 // settings and caches. It reads caches only and changes nothing.
 type Policy struct {
@@ -31,6 +38,10 @@ type Policy struct {
 	CrossNamespace bool
 	// Grants checks ReferenceGrants from a cache.
 	Grants GrantChecker
+	// SnapshotLinks is the --cross-namespace-snapshot flag; Links reads
+	// the VolumeSnapshotLinks when it is on.
+	SnapshotLinks bool
+	Links         LinkReader
 	// Driver is what the CSI driver can do.
 	Driver Driver
 	// Snapshots, Claims and Volumes are the caches of the source objects;
@@ -65,12 +76,12 @@ func (p Policy) Decide(claim *v1.PersistentVolumeClaim, className string) (datas
 // Gather fills the decision's input for the claim from the caches.
 func (p Policy) Gather(claim *v1.PersistentVolumeClaim, className string) (Input, error) {
 	in, err := p.admission(claim)
-	if err != nil || Admit(in).Action != Provision {
+	admitted := Admit(in)
+	if err != nil || admitted.Action != Provision {
 		return in, err // the source objects would not be read
 	}
 	in.ClassName, in.Driver = className, p.Driver
-	src := in.Source
-	switch src.Type() {
+	switch src := admitted.Uses; src.Type() {
 	case datasource.Snapshot:
 		if in.Snapshot, in.Unreadable = p.Snapshots.GetSnapshot(src.Namespace, src.Name); in.Unreadable != nil {
 			break
@@ -96,8 +107,19 @@ func (p Policy) admission(claim *v1.PersistentVolumeClaim) (Input, error) {
 	if err != nil {
 		return Input{Claim: claim, Source: src}, err
 	}
-	in := Input{Claim: claim, Source: src, CrossNamespace: p.CrossNamespace}
-	if src.NeedsGrant() && p.CrossNamespace {
+	in := Input{Claim: claim, Source: src, CrossNamespace: p.CrossNamespace, SnapshotLinks: p.SnapshotLinks}
+	switch {
+	case src.Type() == datasource.Link:
+		if !p.SnapshotLinks || src.NeedsGrant() {
+			break
+		}
+		if in.Link, in.LinkUnreadable = p.Links.GetLink(src.Namespace, src.Name); in.Link == nil {
+			break
+		}
+		if target := LinkTarget(in.Link); target.Namespace != in.Link.Namespace {
+			in.Grant = p.Grants.Check(referencegrant.LinkReference(in.Link.Namespace, target.Namespace, target.Name))
+		}
+	case src.NeedsGrant() && p.CrossNamespace:
 		in.Grant = p.Grants.Check(referencegrant.ClaimReference(claim.Namespace, src.APIGroup, src.Kind, src.Namespace, src.Name))
 	}
 	return in, nil

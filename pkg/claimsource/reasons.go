@@ -24,6 +24,12 @@ const (
 	// ReasonGrantUnavailable: the ReferenceGrant cache cannot be read (API
 	// not served, no permission, not synced); fail closed.
 	ReasonGrantUnavailable Reason = "ReferenceGrantUnavailable"
+	// ReasonLinkNotFound: the VolumeSnapshotLink the claim names does not
+	// exist.
+	ReasonLinkNotFound Reason = "VolumeSnapshotLinkNotFound"
+	// ReasonLinkAPIUnavailable: the VolumeSnapshotLink cache cannot be read
+	// (CRD not installed, no permission).
+	ReasonLinkAPIUnavailable Reason = "VolumeSnapshotLinkAPIUnavailable"
 )
 
 // The source-level reasons (Decide): the driver's capabilities and the

@@ -10,8 +10,8 @@ import (
 // checkSnapshot decides whether the snapshot can be restored now. It
 // replaces the upstream provisioner's getSnapshotSource, which interleaved
 // live GETs with these checks.
-func checkSnapshot(in Input) Verdict {
-	ref := "VolumeSnapshot " + in.Source.Namespace + "/" + in.Source.Name
+func checkSnapshot(in Input, src datasource.Source) Verdict {
+	ref := src.String()
 	snap, content := in.Snapshot, in.Content
 	switch {
 	case in.Unreadable != nil:
@@ -50,7 +50,7 @@ func checkSnapshot(in Input) Verdict {
 				ref, have, want, contentName, datasource.AllowVolumeModeChangeAnnotations[0])
 		}
 	}
-	v := allowed("")
+	v := allowed(src, "")
 	v.Content = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
 		Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: *content.Status.SnapshotHandle}}}
 	return v

@@ -22,6 +22,10 @@ const (
 	SnapshotKind = "VolumeSnapshot"
 	// ClaimKind is the kind of a PersistentVolumeClaim (core group).
 	ClaimKind = "PersistentVolumeClaim"
+	// LinkKind is the kind of a VolumeSnapshotLink (group SnapshotGroup):
+	// KEP-3294's alternative, a namespaced object naming a VolumeSnapshot
+	// in another namespace.
+	LinkKind = "VolumeSnapshotLink"
 )
 
 // Type says which component is responsible for a source.
@@ -34,6 +38,10 @@ const (
 	Snapshot Type = "VolumeSnapshot"
 	// Claim means another PVC: cloned by the CSI driver.
 	Claim Type = "PersistentVolumeClaim"
+	// Link means a VolumeSnapshotLink: its VolumeSnapshot is restored by
+	// the CSI driver when this provisioner serves links, else a populator's
+	// kind.
+	Link Type = "VolumeSnapshotLink"
 	// Populator means any other kind: a volume populator fills the volume,
 	// the provisioner leaves the claim alone (KEP-1495).
 	Populator Type = "Populator"
@@ -65,6 +73,8 @@ func (s Source) Type() Type {
 		return Snapshot
 	case s.APIGroup == "" && s.Kind == ClaimKind:
 		return Claim
+	case s.APIGroup == SnapshotGroup && s.Kind == LinkKind:
+		return Link
 	default:
 		return Populator
 	}

@@ -3,6 +3,8 @@ package referencegrant
 import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
 // Reference is one requested cross-namespace access: an object of FromKind
@@ -111,5 +113,17 @@ func ClaimReference(claimNamespace, toGroup, toKind, toNamespace, toName string)
 	return Reference{
 		FromGroup: "", FromKind: "PersistentVolumeClaim", FromNamespace: claimNamespace,
 		ToGroup: toGroup, ToKind: toKind, ToNamespace: toNamespace, ToName: toName,
+	}
+}
+
+// LinkReference is the access a VolumeSnapshotLink in linkNamespace asks
+// for when it names the VolumeSnapshot snapshotNamespace/snapshotName in
+// another namespace (KEP-3294, "Example flow of how VolumeSnapshotLink API
+// works"): from {group snapshot.storage.k8s.io, kind VolumeSnapshotLink,
+// namespace linkNamespace} to that VolumeSnapshot.
+func LinkReference(linkNamespace, snapshotNamespace, snapshotName string) Reference {
+	return Reference{
+		FromGroup: datasource.SnapshotGroup, FromKind: datasource.LinkKind, FromNamespace: linkNamespace,
+		ToGroup: datasource.SnapshotGroup, ToKind: datasource.SnapshotKind, ToNamespace: snapshotNamespace, ToName: snapshotName,
 	}
 }

@@ -155,3 +155,46 @@ func TestClaimReference(t *testing.T) {
 		t.Errorf("ClaimReference() = %+v, want %+v", got, want)
 	}
 }
+
+func TestLinkReference(t *testing.T) {
+	got := LinkReference("test", "prod", "foo-backup")
+	want := Reference{FromGroup: snapshotGroup, FromKind: "VolumeSnapshotLink", FromNamespace: "test",
+		ToGroup: snapshotGroup, ToKind: snapshotKind, ToNamespace: "prod", ToName: "foo-backup"}
+	if got != want {
+		t.Errorf("LinkReference() = %+v, want %+v", got, want)
+	}
+}
+
+// TestLinkGrants: the KEP-3294 VolumeSnapshotLink flow. Alice's grant in
+// prod lets VolumeSnapshotLinks in test name the VolumeSnapshot
+// foo-backup; every field of it must match, in both API versions.
+func TestLinkGrants(t *testing.T) {
+	linksFromTest := from(snapshotGroup, "VolumeSnapshotLink", "test")
+	link := LinkReference("test", "prod", "foo-backup")
+	tests := []struct {
+		name  string
+		grant Grant
+		want  bool
+	}{
+		{"the KEP's grant allows the link", grant(linksFromTest, fooBackup), true},
+		{"a grant for every snapshot of the namespace allows the link", grant(linksFromTest, everySnapshot), true},
+		{"a grant for another snapshot does not", grant(linksFromTest, to(snapshotGroup, snapshotKind, "other-backup")), false},
+		{"a grant from links in another namespace does not", grant(from(snapshotGroup, "VolumeSnapshotLink", "staging"), fooBackup), false},
+		{"a grant from claims does not allow links", grant(claimsFromTest, fooBackup), false},
+		{"a grant from another group's kind does not", grant(from("example.com", "VolumeSnapshotLink", "test"), fooBackup), false},
+		{"a grant from the core group does not", grant(from("", "VolumeSnapshotLink", "test"), fooBackup), false},
+		{"a grant in the link's namespace does not", grant(inNamespace("test"), linksFromTest, fooBackup), false},
+		{"a grant to another kind does not", grant(linksFromTest, to(snapshotGroup, "VolumeSnapshotContent", "foo-backup")), false},
+		{"a terminating grant does not", grant(terminating, linksFromTest, fooBackup), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for version, g := range map[string]Grant{"v1": FromV1(v1Grant(tt.grant)), "v1beta1": FromV1beta1(v1beta1Grant(tt.grant))} {
+				g.Terminating = tt.grant.Terminating
+				if got := Decide([]Grant{g}, link).Allowed; got != tt.want {
+					t.Errorf("%s: Decide().Allowed = %v, want %v", version, got, tt.want)
+				}
+			}
+		})
+	}
+}
