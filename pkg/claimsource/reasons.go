@@ -62,3 +62,14 @@ const (
 	// snapshot's restore size or the source volume's capacity.
 	ReasonRequestedSizeTooSmall Reason = "RequestedSizeTooSmall"
 )
+
+// The reasons of a VolumeSnapshotLink's conditions that are not refusals.
+const (
+	// ReasonSnapshotFound: the link's VolumeSnapshot exists (Resolved).
+	ReasonSnapshotFound Reason = "SnapshotFound"
+	// ReasonSameNamespace: the link's VolumeSnapshot is in the link's own
+	// namespace and needs no grant (Allowed).
+	ReasonSameNamespace Reason = "SameNamespace"
+	// ReasonGranted: a ReferenceGrant allows the link (Allowed).
+	ReasonGranted Reason = "Granted"
+)

@@ -1,0 +1,148 @@
+// Package linkcache keeps VolumeSnapshotLinks (KEP-3294's alternative to a
+// namespaced data source) in an informer cache that starts whenever their
+// CRD is served, so the sidecar starts without it and restores through
+// links as soon as it is installed.
+//
+// Besides reading a link by name, the cache answers the two questions the
+// event wiring asks: which links name a snapshot (a snapshot changed: the
+// claims of those links may be provisioned now; a snapshot is released:
+// do the claims of those links still use it?), and which links name a
+// snapshot in a namespace (a ReferenceGrant there changed).
+package linkcache
+
+import (
+	"context"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/cache"
+
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
+	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
+	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
+)
+
+// The cache's indexes.
+const (
+	// byTarget indexes a link under "<namespace>/<name>" of its snapshot.
+	byTarget = "target"
+	// byTargetNamespace indexes a link that crosses namespaces under its
+	// snapshot's namespace: the namespace whose grants decide it.
+	byTargetNamespace = "target-namespace"
+)
+
+// Config holds what the cache needs.
+type Config struct {
+	// Client lists and watches VolumeSnapshotLinks.
+	Client versioned.Interface
+	// Discovery tells whether the VolumeSnapshotLink CRD is served.
+	Discovery discovery.DiscoveryInterface
+	// ResyncPeriod of the informer; PollInterval of discovery while absent.
+	ResyncPeriod, PollInterval time.Duration
+	// OnSynced, if set, is called when the cache has synced, and again
+	// whenever it can be read after a lost watch.
+	OnSynced func()
+}
+
+// Cache reads VolumeSnapshotLinks from the informer cache.
+type Cache struct {
+	api      *optionalapi.API
+	handlers []cache.ResourceEventHandler
+}
+
+// New returns a Cache; nothing is watched until Run.
+func New(cfg Config) *Cache {
+	c := &Cache{}
+	c.api = optionalapi.New(optionalapi.Config{
+		Name: snapv1alpha1.Kind, Discovery: cfg.Discovery, PollInterval: cfg.PollInterval, ResyncPeriod: cfg.ResyncPeriod,
+		Indexers: cache.Indexers{byTarget: indexByTarget, byTargetNamespace: indexByTargetNamespace},
+		Candidates: []optionalapi.Candidate{{GroupVersion: snapv1alpha1.SchemeGroupVersion, Resource: "volumesnapshotlinks",
+			Object: &snapv1alpha1.VolumeSnapshotLink{},
+			ListWatch: func() *cache.ListWatch {
+				links := cfg.Client.SnapshotV1alpha1().VolumeSnapshotLinks(metav1.NamespaceAll)
+				return optionalapi.NewListWatch(links.List, links.Watch)
+			}}},
+		Prepare: func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
+			if err := inf.SetTransform(cachetrim.Meta); err != nil {
+				return err
+			}
+			for _, h := range c.handlers {
+				if _, err := inf.AddEventHandler(h); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		OnSynced: func(optionalapi.Candidate) {
+			if cfg.OnSynced != nil {
+				cfg.OnSynced()
+			}
+		},
+	})
+	return c
+}
+
+// AddHandler adds h to the link informer. Call before Run.
+func (c *Cache) AddHandler(h cache.ResourceEventHandler) { c.handlers = append(c.handlers, h) }
+
+// Run runs the cache until ctx is done. It never waits for it to sync.
+func (c *Cache) Run(ctx context.Context) { c.api.Run(ctx) }
+
+// GetLink returns the cached link, (nil, nil) when it does not exist, or an
+// error saying why the cache cannot be read.
+func (c *Cache) GetLink(namespace, name string) (*snapv1alpha1.VolumeSnapshotLink, error) {
+	inf, _, err := c.api.Informer()
+	if err != nil {
+		return nil, err
+	}
+	obj, exists, err := inf.GetIndexer().GetByKey(namespace + "/" + name)
+	if err != nil || !exists {
+		return nil, err
+	}
+	return obj.(*snapv1alpha1.VolumeSnapshotLink), nil
+}
+
+// LinksTo returns the links that name the VolumeSnapshot namespace/name.
+func (c *Cache) LinksTo(namespace, name string) ([]*snapv1alpha1.VolumeSnapshotLink, error) {
+	return c.byIndex(byTarget, namespace+"/"+name)
+}
+
+// LinksInto returns the links in other namespaces that name a
+// VolumeSnapshot in namespace: those a ReferenceGrant there decides.
+func (c *Cache) LinksInto(namespace string) ([]*snapv1alpha1.VolumeSnapshotLink, error) {
+	return c.byIndex(byTargetNamespace, namespace)
+}
+
+func (c *Cache) byIndex(index, key string) ([]*snapv1alpha1.VolumeSnapshotLink, error) {
+	inf, _, err := c.api.Informer()
+	if err != nil {
+		return nil, err
+	}
+	objs, err := inf.GetIndexer().ByIndex(index, key)
+	if err != nil {
+		return nil, err
+	}
+	links := make([]*snapv1alpha1.VolumeSnapshotLink, 0, len(objs))
+	for _, o := range objs {
+		links = append(links, o.(*snapv1alpha1.VolumeSnapshotLink))
+	}
+	return links, nil
+}
+
+func indexByTarget(obj any) ([]string, error) {
+	link, ok := obj.(*snapv1alpha1.VolumeSnapshotLink)
+	if !ok {
+		return nil, nil
+	}
+	return []string{link.SourceNamespace() + "/" + link.Spec.Source.Name}, nil
+}
+
+func indexByTargetNamespace(obj any) ([]string, error) {
+	link, ok := obj.(*snapv1alpha1.VolumeSnapshotLink)
+	if !ok || link.SourceNamespace() == link.Namespace {
+		return nil, nil
+	}
+	return []string{link.SourceNamespace()}, nil
+}
