@@ -7,6 +7,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
@@ -15,7 +16,7 @@ import (
 func (c *Claims) SnapshotHandler() cache.ResourceEventHandler {
 	requeue := func(obj any) {
 		if s, ok := unwrap(obj).(*snapv1.VolumeSnapshot); ok {
-			c.Requeue(SourceKey(snapshotSource(s.Namespace, s.Name)))
+			c.requeueSnapshot(s.Namespace, s.Name)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -38,7 +39,7 @@ func (c *Claims) ContentHandler() cache.ResourceEventHandler {
 	requeue := func(obj any) {
 		if content, ok := unwrap(obj).(*snapv1.VolumeSnapshotContent); ok {
 			ref := content.Spec.VolumeSnapshotRef
-			c.Requeue(SourceKey(snapshotSource(ref.Namespace, ref.Name)))
+			c.requeueSnapshot(ref.Namespace, ref.Name)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
@@ -68,6 +69,31 @@ func (c *Claims) CloneSourceHandler() cache.ResourceEventHandler {
 			}
 			requeue(newObj)
 		},
+	}
+}
+
+// LinkHandler re-queues the claims restoring through a VolumeSnapshotLink
+// when the link appears, changes or is deleted. Register it on the link
+// informer.
+func (c *Claims) LinkHandler() cache.ResourceEventHandler {
+	requeue := func(obj any) {
+		if l, ok := unwrap(obj).(*snapv1alpha1.VolumeSnapshotLink); ok {
+			c.Requeue(LinkKey(l.Namespace, l.Name))
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    requeue,
+		DeleteFunc: requeue,
+		UpdateFunc: func(_, newObj any) { requeue(newObj) },
+	}
+}
+
+// requeueSnapshot re-queues the claims restoring the snapshot, directly or
+// through a link.
+func (c *Claims) requeueSnapshot(namespace, name string) {
+	c.Requeue(SourceKey(snapshotSource(namespace, name)))
+	if c.links != nil {
+		c.requeueLinks(c.links.LinksTo(namespace, name))
 	}
 }
 

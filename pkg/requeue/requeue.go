@@ -18,6 +18,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
@@ -47,7 +48,7 @@ func IndexBySource(obj any) ([]string, error) {
 	}
 	var keys []string
 	switch src.Type() {
-	case datasource.Snapshot, datasource.Claim:
+	case datasource.Snapshot, datasource.Claim, datasource.Link:
 		keys = append(keys, SourceKey(src))
 	}
 	if src.NeedsGrant() {
@@ -62,6 +63,37 @@ type Claims struct {
 	cache.SharedIndexInformer
 	mu       sync.RWMutex
 	handlers []cache.ResourceEventHandler
+	links    LinkIndex
+}
+
+// LinkIndex finds VolumeSnapshotLinks by the snapshot they name (see
+// package linkcache): a claim restoring through a link waits for the
+// link's snapshot and for the grants of the snapshot's namespace.
+type LinkIndex interface {
+	LinksTo(namespace, name string) ([]*snapv1alpha1.VolumeSnapshotLink, error)
+	LinksInto(namespace string) ([]*snapv1alpha1.VolumeSnapshotLink, error)
+}
+
+// SetLinks makes snapshot and grant events re-queue the claims restoring
+// through links as well. Call it before the informers start.
+func (c *Claims) SetLinks(links LinkIndex) { c.links = links }
+
+// LinkKey is the index key of claims restoring through the
+// VolumeSnapshotLink namespace/name.
+func LinkKey(namespace, name string) string {
+	return SourceKey(datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.LinkKind, Namespace: namespace, Name: name})
+}
+
+// requeueLinks re-queues the claims restoring through links.
+func (c *Claims) requeueLinks(links []*snapv1alpha1.VolumeSnapshotLink, err error) int {
+	n := 0
+	if err != nil {
+		return 0 // the link cache cannot be read: LinksSynced re-queues them
+	}
+	for _, l := range links {
+		n += c.Requeue(LinkKey(l.Namespace, l.Name))
+	}
+	return n
 }
 
 // NewClaims wraps inf and adds the source index to it. Call it before the
@@ -125,7 +157,21 @@ func (c *Claims) requeue(claims []*v1.PersistentVolumeClaim) {
 func (c *Claims) GrantsChanged(namespace string) int {
 	claims := GrantWaiters(c.GetIndexer(), namespace)
 	c.requeue(claims)
-	return len(claims)
+	n := len(claims)
+	switch {
+	case c.links == nil:
+	case namespace == "":
+		n += c.LinksSynced()
+	default:
+		n += c.requeueLinks(c.links.LinksInto(namespace))
+	}
+	return n
+}
+
+// LinksSynced re-queues every claim restoring through a link: the link
+// cache just became usable.
+func (c *Claims) LinksSynced() int {
+	return c.requeuePrefix(datasource.LinkKind + "/")
 }
 
 // GrantWaiters returns the pending claims in indexer (which has SourceIndex)
@@ -152,7 +198,11 @@ func GrantWaiters(indexer cache.Indexer, namespace string) []*v1.PersistentVolum
 // cache just became usable, and claims refused while it was not must not
 // wait for their retry backoff.
 func (c *Claims) SnapshotsSynced() int {
-	return c.requeuePrefix(datasource.SnapshotKind + "/")
+	n := c.requeuePrefix(datasource.SnapshotKind + "/")
+	if c.links != nil {
+		n += c.LinksSynced()
+	}
+	return n
 }
 
 // requeuePrefix re-queues the claims under every index key with prefix.

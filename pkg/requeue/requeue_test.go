@@ -2,6 +2,7 @@ package requeue
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
@@ -142,5 +144,70 @@ func TestSnapshotsSyncedRequeuesEveryClaimRestoringASnapshot(t *testing.T) {
 	}
 	if got := rec.take(); len(got) != 2 {
 		t.Errorf("queued %v", got)
+	}
+}
+
+// links is a link cache holding test/to-prod → prod/snap and
+// test/local → test/snap.
+type links struct{}
+
+func (links) LinksTo(namespace, name string) ([]*snapv1alpha1.VolumeSnapshotLink, error) {
+	switch namespace + "/" + name {
+	case "prod/snap":
+		return []*snapv1alpha1.VolumeSnapshotLink{link("to-prod", "prod")}, nil
+	case "test/snap":
+		return []*snapv1alpha1.VolumeSnapshotLink{link("local", "")}, nil
+	}
+	return nil, nil
+}
+
+func (links) LinksInto(namespace string) ([]*snapv1alpha1.VolumeSnapshotLink, error) {
+	if namespace == "prod" {
+		return []*snapv1alpha1.VolumeSnapshotLink{link("to-prod", "prod")}, nil
+	}
+	return nil, nil
+}
+
+func link(name, snapNamespace string) *snapv1alpha1.VolumeSnapshotLink {
+	return &snapv1alpha1.VolumeSnapshotLink{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "test"},
+		Spec: snapv1alpha1.VolumeSnapshotLinkSpec{Source: snapv1alpha1.VolumeSnapshotLinkSource{Name: "snap", Namespace: snapNamespace}}}
+}
+
+func linkRef(name string) *v1.TypedObjectReference {
+	return &v1.TypedObjectReference{APIGroup: ptr(datasource.SnapshotGroup), Kind: datasource.LinkKind, Name: name}
+}
+
+func TestLinkClaimsAreRequeuedByTheirLinkSnapshotAndGrants(t *testing.T) {
+	claims, rec := startClaims(t,
+		claim("via-prod", "", linkRef("to-prod")),
+		claim("via-local", "", linkRef("local")),
+		claim("missing-link", "", linkRef("absent")),
+		claim("bound", "pv-1", linkRef("to-prod")),
+		claim("direct", "", snapshotRef("", "snap")),
+	)
+	claims.SetLinks(links{})
+	snap := func(ns string) *snapv1.VolumeSnapshot {
+		return &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: ns}}
+	}
+	tests := []struct {
+		name  string
+		event func()
+		want  []string
+	}{
+		{"the link's snapshot appears", func() { claims.SnapshotHandler().OnAdd(snap("prod"), false) }, []string{"via-prod"}},
+		{"a snapshot named directly and through a link", func() { claims.SnapshotHandler().OnAdd(snap("test"), false) },
+			[]string{"direct", "via-local"}},
+		{"a grant in the snapshot's namespace changes", func() { claims.GrantsChanged("prod") }, []string{"via-prod"}},
+		{"a grant elsewhere changes", func() { claims.GrantsChanged("staging") }, nil},
+		{"the missing link is created", func() { claims.LinkHandler().OnAdd(link("absent", "prod"), false) }, []string{"missing-link"}},
+		{"the link cache syncs", func() { claims.LinksSynced() }, []string{"missing-link", "via-local", "via-prod"}},
+	}
+	for _, tt := range tests {
+		tt.event()
+		got := rec.take()
+		slices.Sort(got)
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
