@@ -3,7 +3,8 @@
 // kube-controller-manager built from Go modules (see test/tools), on
 // loopback, with RBAC on and the CrossNamespaceVolumeDataSource gate enabled
 // so spec.dataSourceRef.namespace is kept and the PV binder leaves such
-// claims to the provisioner. No kubelet: volumes are never mounted, and the
+// claims to the provisioner (Config.NoAlphaGates runs it like a managed
+// cluster instead, with the gate off). No kubelet: volumes are never mounted, and the
 // tests read data straight from the local CSI driver's state directory.
 package cluster
 
@@ -29,6 +30,16 @@ type Config struct {
 	// ControllerManagerQPS raises kube-controller-manager's client rate
 	// limit, so it is not the bottleneck of a benchmark. 0 keeps 200.
 	ControllerManagerQPS int
+	// NoAlphaGates leaves the alpha gate CrossNamespaceVolumeDataSource off
+	// in kube-apiserver and kube-controller-manager, as on managed clusters
+	// (EKS, GKE, AKS): the API server drops spec.dataSourceRef.namespace.
+	NoAlphaGates bool
+}
+
+// gates is the --feature-gates flag of kube-apiserver and
+// kube-controller-manager.
+func (cfg Config) gates() string {
+	return "--feature-gates=CrossNamespaceVolumeDataSource=" + strconv.FormatBool(!cfg.NoAlphaGates)
 }
 
 // Cluster is a running control plane.
@@ -75,7 +86,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 		"--token-auth-file="+c.path("tokens.csv"),
 		"--authorization-mode=RBAC",
 		"--service-cluster-ip-range=10.0.0.0/24",
-		"--feature-gates=CrossNamespaceVolumeDataSource=true",
+		cfg.gates(),
 		"--disable-admission-plugins=ServiceAccount",
 		"--enable-priority-and-fairness=false",
 		"--max-requests-inflight=2000", "--max-mutating-requests-inflight=1000",
@@ -94,7 +105,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if err := c.start("kube-controller-manager", "kube-controller-manager",
 		"--kubeconfig="+c.Kubeconfig(Admin),
 		"--controllers=persistentvolume-binder-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,namespace-controller,garbage-collector-controller",
-		"--feature-gates=CrossNamespaceVolumeDataSource=true",
+		cfg.gates(),
 		"--leader-elect=false", "--secure-port=0",
 		"--pvclaimbinder-sync-period=2s",
 		"--kube-api-qps="+qps, "--kube-api-burst="+strconv.Itoa(2*cfg.ControllerManagerQPS),

@@ -62,6 +62,9 @@ type Config struct {
 	DriverName string
 	// Progress, if set, is told what is being started.
 	Progress func(step string)
+	// NoAlphaGates runs the control plane without the alpha gate
+	// CrossNamespaceVolumeDataSource, as managed clusters do.
+	NoAlphaGates bool
 }
 
 // Start brings the environment up: control plane, snapshot CRDs, RBAC,
@@ -79,7 +82,7 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	e := &Env{Root: cfg.Root, Work: cfg.Work}
 	root, work := cfg.Root, cfg.Work
 	progress("control plane: etcd, kube-apiserver, kube-controller-manager")
-	c, err := cluster.Start(ctx, cluster.Config{BinDir: e.tool(""), WorkDir: work})
+	c, err := cluster.Start(ctx, cluster.Config{BinDir: e.tool(""), WorkDir: work, NoAlphaGates: cfg.NoAlphaGates})
 	if err != nil {
 		return nil, err
 	}
