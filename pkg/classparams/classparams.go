@@ -1,16 +1,15 @@
 // Package classparams reads the StorageClass parameters reserved for the
-// sidecar (the "csi.storage.k8s.io/" prefix): the fsType and the secret
-// references with their ${...} templates. Everything else is passed to the
-// driver untouched. The package is pure.
+// sidecar: the fsType and the secret references with their ${...}
+// templates. It follows the upstream csi-provisioner v6.3 to the letter,
+// deprecated spellings included, so a StorageClass written for it provisions
+// the same volume here. Everything else is passed to the driver untouched.
+// The package is pure.
 package classparams
 
 import (
 	"fmt"
-	"regexp"
+	"slices"
 	"strings"
-
-	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Prefix marks the parameters meant for the sidecar, never for the driver.
@@ -19,62 +18,16 @@ const Prefix = "csi.storage.k8s.io/"
 // FSTypeKey is the parameter that sets the volume's filesystem type.
 const FSTypeKey = Prefix + "fstype"
 
-// Secret is one kind of secret a StorageClass can reference.
-type Secret struct {
-	// NameKey and NamespaceKey are the parameters holding the templates.
-	NameKey, NamespaceKey string
-	// allowClaimName lets the name template use ${pvc.name} and
-	// ${pvc.annotations['...']}, which the upstream provisioner allows for
-	// every secret but the provisioner's own deletion-time lookups.
-	allowClaimName bool
-	// allowAnnotations lets the name template use ${pvc.annotations['...']}.
-	allowAnnotations bool
-}
-
-// The secrets a StorageClass can name, as in the upstream csi-provisioner.
-var (
-	ProvisionerSecret       = Secret{Prefix + "provisioner-secret-name", Prefix + "provisioner-secret-namespace", true, false}
-	ControllerPublishSecret = Secret{Prefix + "controller-publish-secret-name", Prefix + "controller-publish-secret-namespace", true, true}
-	NodeStageSecret         = Secret{Prefix + "node-stage-secret-name", Prefix + "node-stage-secret-namespace", true, true}
-	NodePublishSecret       = Secret{Prefix + "node-publish-secret-name", Prefix + "node-publish-secret-namespace", true, true}
-	ControllerExpandSecret  = Secret{Prefix + "controller-expand-secret-name", Prefix + "controller-expand-secret-namespace", true, true}
-	NodeExpandSecret        = Secret{Prefix + "node-expand-secret-name", Prefix + "node-expand-secret-namespace", true, true}
-)
-
-// Secrets lists every kind of secret a StorageClass can name.
-var Secrets = []Secret{ProvisionerSecret, ControllerPublishSecret, NodeStageSecret, NodePublishSecret, ControllerExpandSecret, NodeExpandSecret}
-
-// SecretRefs are the resolved secret references of a volume by kind; a kind
-// the StorageClass does not name is absent.
-type SecretRefs map[Secret]*v1.SecretReference
-
-// ResolveAll resolves every secret the StorageClass parameters name.
-func ResolveAll(params map[string]string, claim Claim) (SecretRefs, error) {
-	refs := SecretRefs{}
-	for _, s := range Secrets {
-		ref, err := Resolve(s, params, claim)
-		if err != nil {
-			return nil, err
-		}
-		if ref != nil {
-			refs[s] = ref
-		}
-	}
-	return refs, nil
-}
-
-// Claim carries the values the templates may use.
-type Claim struct {
-	// PVName is the name of the PV being provisioned.
-	PVName string
-	// Namespace, Name and Annotations describe the claim.
-	Namespace, Name string
-	Annotations     map[string]string
-}
+// legacyFSTypeKey is the deprecated fsType parameter, matched without regard
+// to case ("fsType", "fstype", ...) and, unlike FSTypeKey, passed on to the
+// driver as well.
+const legacyFSTypeKey = "fstype"
 
 // DriverParameters returns the parameters to pass to CreateVolume: all but
-// the sidecar's own. An unknown key with the reserved prefix is an error, so
-// a typo does not silently reach the driver or get ignored.
+// the sidecar's own prefixed ones. The deprecated unprefixed keys (fsType,
+// csiProvisionerSecretName, ...) stay, as upstream keeps them for drivers
+// that read them. An unknown key with the reserved prefix is an error, so a
+// typo does not silently reach the driver or get ignored.
 func DriverParameters(params map[string]string) (map[string]string, error) {
 	out := make(map[string]string, len(params))
 	for k, v := range params {
@@ -83,14 +36,14 @@ func DriverParameters(params map[string]string) (map[string]string, error) {
 			continue
 		}
 		if !known(k) {
-			return nil, fmt.Errorf("StorageClass parameter %q is not a parameter this provisioner knows", k)
+			return nil, fmt.Errorf("found unknown parameter key %q with reserved namespace %s", k, Prefix)
 		}
 	}
 	return out, nil
 }
 
 func known(key string) bool {
-	if key == FSTypeKey {
+	if key == FSTypeKey || key == DefaultSecret.NameKey || key == DefaultSecret.NamespaceKey {
 		return true
 	}
 	for _, s := range Secrets {
@@ -101,54 +54,47 @@ func known(key string) bool {
 	return false
 }
 
-var tokenRE = regexp.MustCompile(`\$\{([^}]*)\}`)
-
-// Resolve returns the secret reference the StorageClass configures for s,
-// with its templates filled in from the claim; nil when none is configured.
-func Resolve(s Secret, params map[string]string, claim Claim) (*v1.SecretReference, error) {
-	nameTmpl, hasName := params[s.NameKey]
-	nsTmpl, hasNS := params[s.NamespaceKey]
-	if !hasName && !hasNS {
-		return nil, nil
+// FSType returns the filesystem type the class asks for, or defaultFSType
+// when it sets none (an empty value counts as none). Both
+// csi.storage.k8s.io/fstype and the deprecated fsType (in any case) are
+// honored; a class that sets more than one of them is an error.
+func FSType(params map[string]string, defaultFSType string) (string, error) {
+	fsType, found := "", 0
+	for k, v := range params {
+		if k == FSTypeKey || IsLegacyFSTypeKey(k) {
+			fsType = v
+			found++
+		}
 	}
-	if !hasName || !hasNS {
-		return nil, fmt.Errorf("StorageClass must set both %q and %q, or neither", s.NameKey, s.NamespaceKey)
+	if found > 1 {
+		return "", fmt.Errorf("fstype specified in parameters with both %q and %q keys", legacyFSTypeKey, FSTypeKey)
 	}
-	ns, err := expand(nsTmpl, claim, false, false)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.NamespaceKey, err)
+	if fsType == "" {
+		return defaultFSType, nil
 	}
-	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
-		return nil, fmt.Errorf("%s resolves to %q, not a valid namespace: %s", s.NamespaceKey, ns, strings.Join(errs, "; "))
-	}
-	name, err := expand(nameTmpl, claim, s.allowClaimName, s.allowAnnotations)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", s.NameKey, err)
-	}
-	if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
-		return nil, fmt.Errorf("%s resolves to %q, not a valid secret name: %s", s.NameKey, name, strings.Join(errs, "; "))
-	}
-	return &v1.SecretReference{Name: name, Namespace: ns}, nil
+	return fsType, nil
 }
 
-func expand(tmpl string, c Claim, allowClaimName, allowAnnotations bool) (string, error) {
-	var firstErr error
-	out := tokenRE.ReplaceAllStringFunc(tmpl, func(tok string) string {
-		inner := tokenRE.FindStringSubmatch(tok)[1]
-		switch {
-		case inner == "pv.name":
-			return c.PVName
-		case inner == "pvc.namespace":
-			return c.Namespace
-		case inner == "pvc.name" && allowClaimName:
-			return c.Name
-		case allowAnnotations && strings.HasPrefix(inner, "pvc.annotations['") && strings.HasSuffix(inner, "']"):
-			return c.Annotations[strings.TrimSuffix(strings.TrimPrefix(inner, "pvc.annotations['"), "']")]
+// IsLegacyFSTypeKey reports whether key is the deprecated fsType parameter.
+func IsLegacyFSTypeKey(key string) bool { return strings.ToLower(key) == legacyFSTypeKey }
+
+// Deprecated returns, sorted, the deprecated parameters the class uses, each
+// with the key that replaces it, for a warning in the log.
+func Deprecated(params map[string]string) []string {
+	var out []string
+	for k := range params {
+		if IsLegacyFSTypeKey(k) {
+			out = append(out, fmt.Sprintf("%q (use %q)", k, FSTypeKey))
 		}
-		if firstErr == nil {
-			firstErr = fmt.Errorf("template %q uses %s, which is not allowed here", tmpl, tok)
+		for _, s := range Secrets {
+			switch k {
+			case s.DeprecatedNameKey:
+				out = append(out, fmt.Sprintf("%q (use %q)", k, s.NameKey))
+			case s.DeprecatedNamespaceKey:
+				out = append(out, fmt.Sprintf("%q (use %q)", k, s.NamespaceKey))
+			}
 		}
-		return tok
-	})
-	return out, firstErr
+	}
+	slices.Sort(out)
+	return out
 }

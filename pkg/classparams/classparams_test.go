@@ -1,65 +1,100 @@
 package classparams
 
 import (
+	"maps"
 	"testing"
-
-	v1 "k8s.io/api/core/v1"
 )
 
-var claim = Claim{PVName: "pvc-123", Namespace: "test", Name: "foo-testing", Annotations: map[string]string{"team": "blue"}}
-
-func TestResolve(t *testing.T) {
+// Cases ported from the upstream csi-provisioner v6.3's
+// TestStripPrefixedCSIParams.
+func TestDriverParameters(t *testing.T) {
+	allPrefixed := map[string]string{FSTypeKey: "csiBar", DefaultSecret.NameKey: "csiBar", DefaultSecret.NamespaceKey: "csiBar"}
+	deprecated := map[string]string{"fstype": "csiBar"}
+	for _, s := range Secrets {
+		allPrefixed[s.NameKey], allPrefixed[s.NamespaceKey] = "csiBar", "csiBar"
+		if s.DeprecatedNameKey != "" {
+			deprecated[s.DeprecatedNameKey], deprecated[s.DeprecatedNamespaceKey] = "csiBar", "csiBar"
+		}
+	}
 	tests := []struct {
 		name    string
-		secret  Secret
 		params  map[string]string
-		want    *v1.SecretReference
-		wantErr bool
+		want    map[string]string
+		wantErr string
 	}{
-		{name: "no secret configured resolves to nil", secret: ProvisionerSecret, params: map[string]string{}},
-		{name: "literal name and namespace are kept", secret: ProvisionerSecret,
-			params: map[string]string{ProvisionerSecret.NameKey: "creds", ProvisionerSecret.NamespaceKey: "kube-system"},
-			want:   &v1.SecretReference{Name: "creds", Namespace: "kube-system"}},
-		{name: "claim templates fill in the provisioner secret", secret: ProvisionerSecret,
-			params: map[string]string{ProvisionerSecret.NameKey: "${pvc.name}-${pv.name}", ProvisionerSecret.NamespaceKey: "${pvc.namespace}"},
-			want:   &v1.SecretReference{Name: "foo-testing-pvc-123", Namespace: "test"}},
-		{name: "annotations fill in a node-publish secret", secret: NodePublishSecret,
-			params: map[string]string{NodePublishSecret.NameKey: "${pvc.annotations['team']}-key", NodePublishSecret.NamespaceKey: "ns"},
-			want:   &v1.SecretReference{Name: "blue-key", Namespace: "ns"}},
-		{name: "annotations are not allowed for the provisioner secret", secret: ProvisionerSecret,
-			params:  map[string]string{ProvisionerSecret.NameKey: "${pvc.annotations['team']}", ProvisionerSecret.NamespaceKey: "ns"},
-			wantErr: true},
-		{name: "the claim name is not allowed in a namespace template", secret: NodeStageSecret,
-			params:  map[string]string{NodeStageSecret.NameKey: "s", NodeStageSecret.NamespaceKey: "${pvc.name}"},
-			wantErr: true},
-		{name: "a name without namespace is an error", secret: ControllerPublishSecret,
-			params: map[string]string{ControllerPublishSecret.NameKey: "s"}, wantErr: true},
-		{name: "a result that is not a valid name is an error", secret: ControllerExpandSecret,
-			params:  map[string]string{ControllerExpandSecret.NameKey: "Bad_Name", ControllerExpandSecret.NamespaceKey: "ns"},
-			wantErr: true},
+		{name: "parameters without the prefix are passed on",
+			params: map[string]string{"csiFoo": "bar", "bim": "baz"}, want: map[string]string{"csiFoo": "bar", "bim": "baz"}},
+		{name: "a prefixed secret parameter is stripped",
+			params: map[string]string{ControllerPublishSecret.NameKey: "bar", "bim": "baz"}, want: map[string]string{"bim": "baz"}},
+		{name: "the prefix in a value does not matter",
+			params: map[string]string{"foo": FSTypeKey, "bim": "baz"}, want: map[string]string{"foo": FSTypeKey, "bim": "baz"}},
+		{name: "every known prefixed parameter is stripped, the modify and default secrets included",
+			params: allPrefixed, want: map[string]string{}},
+		{name: "the deprecated unprefixed parameters are passed on",
+			params: deprecated, want: deprecated},
+		{name: "an unknown prefixed parameter is an error",
+			params:  map[string]string{Prefix + "bim": "baz"},
+			wantErr: `found unknown parameter key "csi.storage.k8s.io/bim" with reserved namespace csi.storage.k8s.io/`},
+		{name: "no parameters", params: map[string]string{}, want: map[string]string{}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := Resolve(tt.secret, tt.params, claim)
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("Resolve() error = %v, wantErr %v", err, tt.wantErr)
+			got, err := DriverParameters(tt.params)
+			if errText(err) != tt.wantErr {
+				t.Fatalf("error = %v, want %q", err, tt.wantErr)
 			}
-			if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
-				t.Errorf("Resolve() = %v, want %v", got, tt.want)
+			if err == nil && !maps.Equal(got, tt.want) {
+				t.Errorf("DriverParameters() = %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
 
-func TestDriverParameters(t *testing.T) {
-	got, err := DriverParameters(map[string]string{"type": "ssd", FSTypeKey: "xfs", ProvisionerSecret.NameKey: "s", ProvisionerSecret.NamespaceKey: "n"})
-	if err != nil {
-		t.Fatal(err)
+// Cases ported from the upstream csi-provisioner v6.3's
+// TestFSTypeProvision and the "multiple fsType provision" case.
+func TestFSType(t *testing.T) {
+	tests := []struct {
+		name          string
+		params        map[string]string
+		defaultFSType string
+		want          string
+		wantErr       string
+	}{
+		{name: "no fstype in the class takes the default", defaultFSType: "ext4", want: "ext4"},
+		{name: "no fstype and no default is none", want: ""},
+		{name: "the deprecated fstype is honored", params: map[string]string{"fstype": "xfs"}, defaultFSType: "ext4", want: "xfs"},
+		{name: "the deprecated fsType is honored in any case", params: map[string]string{"fsType": "xfs"}, want: "xfs"},
+		{name: "the prefixed key is honored", params: map[string]string{FSTypeKey: "ext3"}, defaultFSType: "ext4", want: "ext3"},
+		{name: "an empty value takes the default", params: map[string]string{FSTypeKey: ""}, defaultFSType: "ext4", want: "ext4"},
+		{name: "both keys are an error", params: map[string]string{"fstype": "ext3", FSTypeKey: "ext4"},
+			wantErr: `fstype specified in parameters with both "fstype" and "csi.storage.k8s.io/fstype" keys`},
+		{name: "two spellings of the deprecated key are an error too", params: map[string]string{"fstype": "ext3", "fsType": "ext4"},
+			wantErr: `fstype specified in parameters with both "fstype" and "csi.storage.k8s.io/fstype" keys`},
 	}
-	if len(got) != 1 || got["type"] != "ssd" {
-		t.Errorf("DriverParameters() = %v, want only the driver's own parameter", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := FSType(tt.params, tt.defaultFSType)
+			if errText(err) != tt.wantErr {
+				t.Fatalf("error = %v, want %q", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Errorf("FSType() = %q, want %q", got, tt.want)
+			}
+		})
 	}
-	if _, err := DriverParameters(map[string]string{Prefix + "fs-type": "xfs"}); err == nil {
-		t.Error("a misspelled reserved parameter must be an error")
+}
+
+func TestDeprecated(t *testing.T) {
+	got := Deprecated(map[string]string{"fsType": "xfs", "csiNodePublishSecretName": "s", "type": "ssd", FSTypeKey: "x"})
+	want := []string{`"csiNodePublishSecretName" (use "csi.storage.k8s.io/node-publish-secret-name")`, `"fsType" (use "csi.storage.k8s.io/fstype")`}
+	if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		t.Errorf("Deprecated() = %q, want %q", got, want)
 	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }

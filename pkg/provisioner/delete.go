@@ -6,6 +6,7 @@ import (
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/xns-csi/csi-provisioner/pkg/classparams"
@@ -19,11 +20,7 @@ func (p *Provisioner) Delete(ctx context.Context, pv *v1.PersistentVolume) error
 	if source == nil || source.Driver != p.driverName {
 		return &controller.IgnoredError{Reason: fmt.Sprintf("PV %s is not a volume of CSI driver %q", pv.Name, p.driverName)}
 	}
-	ref, err := p.deletionSecretRef(pv)
-	if err != nil {
-		return err
-	}
-	secret, err := p.readSecret(ctx, ref)
+	secret, err := p.deletionSecret(ctx, pv)
 	if err != nil {
 		return err
 	}
@@ -33,22 +30,47 @@ func (p *Provisioner) Delete(ctx context.Context, pv *v1.PersistentVolume) error
 	return nil
 }
 
-// deletionSecretRef finds the provisioner secret of a PV: from the
-// annotations written at provisioning, or else from its StorageClass.
-func (p *Provisioner) deletionSecretRef(pv *v1.PersistentVolume) (*v1.SecretReference, error) {
-	if name, ok := pv.Annotations[annDeletionSecretName]; ok {
-		return &v1.SecretReference{Name: name, Namespace: pv.Annotations[annDeletionSecretNamespace]}, nil
+// deletionSecret returns the data of the PV's provisioner secret, nil when
+// it has none. As upstream, a secret that cannot be read (it may have been
+// deleted before the volume) does not stop the deletion: the driver is
+// asked without it.
+func (p *Provisioner) deletionSecret(ctx context.Context, pv *v1.PersistentVolume) (map[string]string, error) {
+	ref, err := p.deletionSecretRef(pv)
+	if err != nil || ref == nil {
+		return nil, err
 	}
-	if p.classes == nil || pv.Spec.StorageClassName == "" {
+	secret, err := p.readSecret(ctx, ref)
+	if err != nil {
+		klog.FromContext(ctx).Error(err, "Deleting the volume without its provisioner secret", "pv", klog.KObj(pv))
+		return nil, nil
+	}
+	return secret, nil
+}
+
+// deletionSecretRef finds the provisioner secret of a PV, as upstream: from
+// the annotations written at provisioning when both are there (both empty:
+// the volume needs no secret), or else from its StorageClass, if it still
+// exists.
+func (p *Provisioner) deletionSecretRef(pv *v1.PersistentVolume) (*v1.SecretReference, error) {
+	name, hasName := pv.Annotations[annDeletionSecretName]
+	namespace, hasNamespace := pv.Annotations[annDeletionSecretNamespace]
+	if hasName && hasNamespace {
+		if name == "" || namespace == "" {
+			return nil, nil
+		}
+		return &v1.SecretReference{Name: name, Namespace: namespace}, nil
+	}
+	if p.classes == nil || pv.Spec.StorageClassName == "" || pv.Spec.ClaimRef == nil {
 		return nil, nil
 	}
 	class, err := p.classes.Get(pv.Spec.StorageClassName)
 	if err != nil {
 		return nil, nil // class gone: delete without secret, as upstream does
 	}
-	claim := classparams.Claim{PVName: pv.Name}
-	if ref := pv.Spec.ClaimRef; ref != nil {
-		claim.Namespace, claim.Name = ref.Namespace, ref.Name
+	claim := classparams.Claim{PVName: pv.Name, Namespace: pv.Spec.ClaimRef.Namespace, Name: pv.Spec.ClaimRef.Name}
+	ref, err := classparams.Resolve(classparams.ProvisionerSecret, class.Parameters, claim)
+	if err != nil {
+		return nil, fmt.Errorf("failed to get secretreference for volume %s: %w", pv.Name, err)
 	}
-	return classparams.Resolve(classparams.ProvisionerSecret, class.Parameters, claim)
+	return ref, nil
 }

@@ -18,6 +18,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -330,6 +332,7 @@ func (w *world) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*
 	case src.GetVolume() != nil:
 		line += " from volume " + src.GetVolume().GetVolumeId()
 	}
+	line += describeSecret(req.GetSecrets())
 	a, ok := w.nextAnswer(line)
 	if !ok {
 		return nil, errors.New("unexpected call")
@@ -349,11 +352,20 @@ func (w *world) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*
 }
 
 func (w *world) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) error {
-	a, ok := w.nextAnswer("DeleteVolume " + req.GetVolumeId())
+	a, ok := w.nextAnswer("DeleteVolume " + req.GetVolumeId() + describeSecret(req.GetSecrets()))
 	if !ok {
 		return errors.New("unexpected call")
 	}
 	return a.err
+}
+
+// describeSecret shows the secret a CSI call carries, by its keys.
+func describeSecret(secret map[string]string) string {
+	if len(secret) == 0 {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(secret))
+	return " with secret " + strings.Join(keys, ",")
 }
 
 func (w *world) nextAnswer(line string) (answer, bool) {

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
-	"github.com/xns-csi/csi-provisioner/pkg/classparams"
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/inflight"
@@ -128,7 +127,7 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 // provision reads as the steps it takes: an attempt whose CreateVolume may
 // have run is finished or undone (resume); otherwise the claim's source is
 // resolved, its input gathered from the caches and decided (claimsource,
-// in contentSource), the request built, the attempt recorded, the source
+// in contentSource), the request prepared, the attempt recorded, the source
 // protected, CreateVolume sent, its answer confirmed and the PV built
 // (create).
 func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
@@ -144,16 +143,7 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}
-	refs, err := resolveSecrets(class.Parameters, opts.PVName, claim)
-	if err != nil {
-		return nil, controller.ProvisioningNoChange, err
-	}
-	secret, err := p.readSecret(ctx, refs[classparams.ProvisionerSecret])
-	if err != nil {
-		return nil, controller.ProvisioningNoChange, err
-	}
-	req, err := buildRequest(requestInput{opts: p.opts, claim: claim, class: class, pvName: opts.PVName,
-		multiWriter: p.caps.SingleNodeMultiWriter, contentSource: content, topology: topo, secrets: secret})
+	req, refs, err := p.prepare(ctx, opts, content, topo)
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}

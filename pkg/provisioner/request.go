@@ -63,7 +63,8 @@ type requestInput struct {
 	claim         *v1.PersistentVolumeClaim
 	class         *storagev1.StorageClass
 	pvName        string
-	multiWriter   bool // driver has SINGLE_NODE_MULTI_WRITER
+	multiWriter   bool   // driver has SINGLE_NODE_MULTI_WRITER
+	fsType        string // from the class or --default-fstype (classparams.FSType)
 	contentSource *csi.VolumeContentSource
 	topology      *csi.TopologyRequirement
 	secrets       map[string]string
@@ -114,17 +115,21 @@ func volumeCapability(in requestInput) (*csi.VolumeCapability, error) {
 		return capability, nil
 	}
 	capability.AccessType = &csi.VolumeCapability_Mount{Mount: &csi.VolumeCapability_MountVolume{
-		FsType:     fsType(in.opts, in.class),
+		FsType:     in.fsType,
 		MountFlags: in.class.MountOptions,
 	}}
 	return capability, nil
 }
 
-func fsType(opts Options, class *storagev1.StorageClass) string {
-	if t := class.Parameters[classparams.FSTypeKey]; t != "" {
-		return t
+// requestedFSType is the fsType a request asks for: the volume's fsType in
+// its PV ("" for a block volume).
+func requestedFSType(req *csi.CreateVolumeRequest) string {
+	for _, c := range req.GetVolumeCapabilities() {
+		if t := c.GetMount().GetFsType(); t != "" {
+			return t
+		}
 	}
-	return opts.DefaultFSType
+	return ""
 }
 
 func requestedBytes(claim *v1.PersistentVolumeClaim) int64 {

@@ -270,38 +270,34 @@ func TestBuildRequestAccessType(t *testing.T) {
 		AccessType: &csi.VolumeCapability_Block{Block: &csi.VolumeCapability_BlockVolume{}},
 		AccessMode: &csi.VolumeCapability_AccessMode{Mode: csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER},
 	}
+	// Which fsType (class or --default-fstype) is classparams.FSType's
+	// decision; the request carries the one it made.
 	tests := []struct {
-		name          string
-		claim         *v1.PersistentVolumeClaim
-		class         *storagev1.StorageClass
-		defaultFSType string
-		want          *csi.VolumeCapability
+		name   string
+		claim  *v1.PersistentVolumeClaim
+		class  *storagev1.StorageClass
+		fsType string
+		want   *csi.VolumeCapability
 	}{
-		{name: "a claim without volume mode is mounted with the default fsType",
-			claim: newClaim(), class: newClass(), defaultFSType: "ext4", want: mount("ext4")},
-		{name: "a filesystem claim is mounted with the default fsType",
-			claim: newClaim(volumeMode(v1.PersistentVolumeFilesystem)), class: newClass(), defaultFSType: "ext4",
+		{name: "a claim without volume mode is mounted with the fsType",
+			claim: newClaim(), class: newClass(), fsType: "ext4", want: mount("ext4")},
+		{name: "a filesystem claim is mounted with the fsType",
+			claim: newClaim(volumeMode(v1.PersistentVolumeFilesystem)), class: newClass(), fsType: "ext4",
 			want: mount("ext4")},
-		{name: "without a default fsType the driver chooses",
+		{name: "without an fsType the driver chooses",
 			claim: newClaim(), class: newClass(), want: mount("")},
-		{name: "the class's fsType wins over the default",
-			claim: newClaim(), class: newClass(param(classparams.FSTypeKey, "xfs")), defaultFSType: "ext4",
-			want: mount("xfs")},
-		{name: "an empty fsType in the class falls back to the default",
-			claim: newClaim(), class: newClass(param(classparams.FSTypeKey, "")), defaultFSType: "ext4",
-			want: mount("ext4")},
 		{name: "the class's mount options are the mount flags",
 			claim: newClaim(), class: newClass(mountOptions("noatime", "discard")),
 			want: mount("", "noatime", "discard")},
 		{name: "a block claim gets a block volume, without fsType or mount options",
 			claim: newClaim(volumeMode(v1.PersistentVolumeBlock)),
-			class: newClass(param(classparams.FSTypeKey, "xfs"), mountOptions("noatime")), defaultFSType: "ext4",
+			class: newClass(param(classparams.FSTypeKey, "xfs"), mountOptions("noatime")), fsType: "xfs",
 			want: block},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := requestFor(tt.claim, tt.class)
-			in.opts.DefaultFSType = tt.defaultFSType
+			in.fsType = tt.fsType
 			req, err := buildRequest(in)
 			if err != nil {
 				t.Fatal(err)
@@ -309,6 +305,9 @@ func TestBuildRequestAccessType(t *testing.T) {
 			caps := req.GetVolumeCapabilities()
 			if len(caps) != 1 || !proto.Equal(caps[0], tt.want) {
 				t.Errorf("VolumeCapabilities = %v, want [%s]", caps, text(tt.want))
+			}
+			if got, want := requestedFSType(req), tt.want.GetMount().GetFsType(); got != want {
+				t.Errorf("requestedFSType() = %q, want %q", got, want)
 			}
 		})
 	}
@@ -335,6 +334,9 @@ func TestBuildRequestParameters(t *testing.T) {
 		{name: "the provisioner's reserved parameters are not passed",
 			class: newClass(append(secretParams, param("type", "ssd"), param(classparams.FSTypeKey, "xfs"))...),
 			want:  map[string]string{"type": "ssd"}},
+		{name: "the deprecated fsType and secret parameters are passed on, as upstream",
+			class: newClass(param("fsType", "xfs"), param("csiProvisionerSecretName", "creds"), param("csiProvisionerSecretNamespace", "ns")),
+			want:  map[string]string{"fsType": "xfs", "csiProvisionerSecretName": "creds", "csiProvisionerSecretNamespace": "ns"}},
 		{name: "an unknown reserved parameter is an error",
 			class:   newClass(param("type", "ssd"), param("csi.storage.k8s.io/fs-type", "xfs")),
 			wantErr: "csi.storage.k8s.io/fs-type"},

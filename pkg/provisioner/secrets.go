@@ -23,7 +23,7 @@ func (p *Provisioner) readSecret(ctx context.Context, ref *v1.SecretReference) (
 	}
 	secret, err := p.client.CoreV1().Secrets(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("reading secret %s/%s: %w", ref.Namespace, ref.Name, err)
+		return nil, fmt.Errorf("error getting secret %s in namespace %s: %w", ref.Name, ref.Namespace, err)
 	}
 	data := make(map[string]string, len(secret.Data))
 	for k, v := range secret.Data {

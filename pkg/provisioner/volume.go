@@ -12,10 +12,13 @@ import (
 )
 
 // Annotations that keep the provisioner secret of a PV, so DeleteVolume gets
-// it even after the StorageClass is gone (same keys as upstream).
+// it even after the StorageClass is gone, and the controller-modify secret
+// for the external-resizer's ControllerModifyVolume (same keys as upstream).
 const (
 	annDeletionSecretName      = "volume.kubernetes.io/provisioner-deletion-secret-name"
 	annDeletionSecretNamespace = "volume.kubernetes.io/provisioner-deletion-secret-namespace"
+	annModifySecretName        = "volume.kubernetes.io/controller-modify-secret-name"
+	annModifySecretNamespace   = "volume.kubernetes.io/controller-modify-secret-namespace"
 )
 
 // volumeInput is what buildVolume needs.
@@ -68,10 +71,23 @@ func buildVolume(in volumeInput) *v1.PersistentVolume {
 			NodeAffinity:                  topology.NodeAffinity(in.created.GetAccessibleTopology()),
 		},
 	}
-	if ref := in.secrets[classparams.ProvisionerSecret]; ref != nil {
-		pv.Annotations = map[string]string{annDeletionSecretName: ref.Name, annDeletionSecretNamespace: ref.Namespace}
-	}
+	pv.Annotations = secretAnnotations(in.secrets)
 	return pv
+}
+
+// secretAnnotations keeps the provisioner secret for DeleteVolume, empty
+// when there is none (as upstream: DeleteVolume then needs no secret, even
+// if the StorageClass later names one), and the controller-modify secret
+// when there is one.
+func secretAnnotations(refs classparams.SecretRefs) map[string]string {
+	ann := map[string]string{annDeletionSecretName: "", annDeletionSecretNamespace: ""}
+	if ref := refs[classparams.ProvisionerSecret]; ref != nil {
+		ann[annDeletionSecretName], ann[annDeletionSecretNamespace] = ref.Name, ref.Namespace
+	}
+	if ref := refs[classparams.ControllerModifySecret]; ref != nil {
+		ann[annModifySecretName], ann[annModifySecretNamespace] = ref.Name, ref.Namespace
+	}
+	return ann
 }
 
 // readOnlyMany reports whether the only access mode is ReadOnlyMany.

@@ -55,7 +55,7 @@ func TestBuildVolume(t *testing.T) {
 			in: volumeFor(newClaim(), newClass(reclaiming(v1.PersistentVolumeReclaimRetain), mountOptions("noatime")),
 				newCreated(withCapacity(2<<30))),
 			want: &v1.PersistentVolume{
-				ObjectMeta: metav1.ObjectMeta{Name: pvName},
+				ObjectMeta: metav1.ObjectMeta{Name: pvName, Annotations: noDeletionSecret},
 				Spec: v1.PersistentVolumeSpec{
 					AccessModes:                   modes(v1.ReadWriteOnce),
 					Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("2Gi")},
@@ -71,7 +71,7 @@ func TestBuildVolume(t *testing.T) {
 			in: volumeFor(newClaim(volumeMode(v1.PersistentVolumeBlock), accessModes(v1.ReadWriteMany)), newClass(),
 				newCreated()),
 			want: &v1.PersistentVolume{
-				ObjectMeta: metav1.ObjectMeta{Name: pvName},
+				ObjectMeta: metav1.ObjectMeta{Name: pvName, Annotations: noDeletionSecret},
 				Spec: v1.PersistentVolumeSpec{
 					AccessModes:                   modes(v1.ReadWriteMany),
 					Capacity:                      v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
@@ -178,21 +178,25 @@ func TestBuildVolumeFSTypeAndReadOnly(t *testing.T) {
 func TestBuildVolumeSecrets(t *testing.T) {
 	ref := func(name string) *v1.SecretReference { return &v1.SecretReference{Name: name, Namespace: "secrets"} }
 	all := classparams.SecretRefs{classparams.ProvisionerSecret: ref("prov"), classparams.ControllerPublishSecret: ref("cp"), classparams.NodeStageSecret: ref("ns"),
-		classparams.NodePublishSecret: ref("np"), classparams.ControllerExpandSecret: ref("ce"), classparams.NodeExpandSecret: ref("ne")}
+		classparams.NodePublishSecret: ref("np"), classparams.ControllerExpandSecret: ref("ce"), classparams.NodeExpandSecret: ref("ne"),
+		classparams.ControllerModifySecret: ref("cm")}
 	tests := []struct {
 		name            string
 		secrets         classparams.SecretRefs
 		wantSource      v1.CSIPersistentVolumeSource
 		wantAnnotations map[string]string
 	}{
-		{name: "a volume without secrets refers to none and has no annotations"},
-		{name: "every secret but the provisioner's is referred to by the PV",
+		{name: "a volume without secrets refers to none; its deletion secret annotations are empty, as upstream",
+			wantAnnotations: noDeletionSecret},
+		{name: "every secret but the provisioner's and the controller-modify one is referred to by the PV",
 			secrets: all,
 			wantSource: v1.CSIPersistentVolumeSource{ControllerPublishSecretRef: ref("cp"), NodeStageSecretRef: ref("ns"),
 				NodePublishSecretRef: ref("np"), ControllerExpandSecretRef: ref("ce"), NodeExpandSecretRef: ref("ne")},
 			wantAnnotations: map[string]string{
 				"volume.kubernetes.io/provisioner-deletion-secret-name":      "prov",
 				"volume.kubernetes.io/provisioner-deletion-secret-namespace": "secrets",
+				"volume.kubernetes.io/controller-modify-secret-name":         "cm",
+				"volume.kubernetes.io/controller-modify-secret-namespace":    "secrets",
 			}},
 		{name: "the provisioner secret alone is kept for deletion in annotations",
 			secrets: classparams.SecretRefs{classparams.ProvisionerSecret: ref("prov")},
@@ -216,6 +220,12 @@ func TestBuildVolumeSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// noDeletionSecret are the annotations of a PV without provisioner secret.
+var noDeletionSecret = map[string]string{
+	"volume.kubernetes.io/provisioner-deletion-secret-name":      "",
+	"volume.kubernetes.io/provisioner-deletion-secret-namespace": "",
 }
 
 func TestBuildVolumeNodeAffinity(t *testing.T) {
@@ -290,8 +300,21 @@ func TestResolveSecrets(t *testing.T) {
 			want:  classparams.SecretRefs{classparams.NodePublishSecret: ref("ns", "np")}},
 		{name: "a secret with a name but no namespace is an error",
 			class: newClass(param(classparams.NodeExpandSecret.NameKey, "ne")), wantErr: true},
-		{name: "a template not allowed for the secret is an error",
+		{name: "the provisioner secret may use the claim's annotations, as upstream",
 			class: newClass(param(classparams.ProvisionerSecret.NameKey, "${pvc.annotations['team']}"),
+				param(classparams.ProvisionerSecret.NamespaceKey, "test")),
+			want: classparams.SecretRefs{classparams.ProvisionerSecret: ref("test", "blue")}},
+		{name: "the default secret stands in for every kind the class does not name",
+			class: newClass(param(classparams.DefaultSecret.NameKey, "d"), param(classparams.DefaultSecret.NamespaceKey, "ns"),
+				param(classparams.NodeStageSecret.NameKey, "stage"), param(classparams.NodeStageSecret.NamespaceKey, "ns")),
+			want: classparams.SecretRefs{
+				classparams.ProvisionerSecret: ref("ns", "d"), classparams.ControllerPublishSecret: ref("ns", "d"),
+				classparams.NodeStageSecret: ref("ns", "stage"), classparams.NodePublishSecret: ref("ns", "d"),
+				classparams.ControllerExpandSecret: ref("ns", "d"), classparams.NodeExpandSecret: ref("ns", "d"),
+				classparams.ControllerModifySecret: ref("ns", "d"),
+			}},
+		{name: "a template token that does not exist is an error",
+			class: newClass(param(classparams.ProvisionerSecret.NameKey, "${pvc.label}"),
 				param(classparams.ProvisionerSecret.NamespaceKey, "test")),
 			wantErr: true},
 	}
