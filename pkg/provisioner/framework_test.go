@@ -193,7 +193,7 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 		VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
 	m, err := metrics.New(prometheus.NewRegistry())
 	must(t, err)
-	w.prov = New(Config{DriverName: driver, Capabilities: caps, Driver: w, Client: w.kube,
+	w.prov = New(Config{DriverName: driver, Identity: testIdentity, Capabilities: caps, Driver: w, Client: w.kube,
 		Claims: claims, Volumes: volumes, Classes: storagelisters.NewStorageClassLister(w.indexers[classesGVR]),
 		Policy: policy, Protector: protector, InFlight: attempts, Recorder: w.recorder, Metrics: m,
 		Options: defaultOpts})

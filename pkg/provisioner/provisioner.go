@@ -35,6 +35,9 @@ type Driver interface {
 type Config struct {
 	// DriverName is the CSI driver's name, also the provisioner name.
 	DriverName string
+	// Identity is this process's provisioner identity (see Identity), put
+	// into every PV's volume attributes.
+	Identity string
 	// Capabilities are what the driver advertised at start-up.
 	Capabilities csiclient.Capabilities
 	// Driver is the CSI connection.
@@ -66,6 +69,7 @@ type Config struct {
 // Provisioner provisions and deletes volumes of one CSI driver.
 type Provisioner struct {
 	driverName string
+	identity   string
 	caps       csiclient.Capabilities
 	driver     Driver
 	client     kubernetes.Interface
@@ -92,7 +96,7 @@ var (
 // New returns a Provisioner for the given dependencies.
 func New(cfg Config) *Provisioner {
 	return &Provisioner{
-		driverName: cfg.DriverName, caps: cfg.Capabilities, driver: cfg.Driver, client: cfg.Client,
+		driverName: cfg.DriverName, identity: cfg.Identity, caps: cfg.Capabilities, driver: cfg.Driver, client: cfg.Client,
 		claims: cfg.Claims, volumes: cfg.Volumes, nodes: cfg.Nodes, csiNodes: cfg.CSINodes, classes: cfg.Classes,
 		policy: cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
 		metrics: cfg.Metrics, opts: cfg.Options,

@@ -28,6 +28,7 @@ type volumeInput struct {
 	class      *storagev1.StorageClass
 	pvName     string
 	driverName string
+	identity   string // the provisioner's, see Identity
 	fsType     string
 	created    *csi.Volume
 	secrets    classparams.SecretRefs
@@ -48,7 +49,7 @@ func buildVolume(in volumeInput) *v1.PersistentVolume {
 	source := &v1.CSIPersistentVolumeSource{
 		Driver:                     in.driverName,
 		VolumeHandle:               in.created.GetVolumeId(),
-		VolumeAttributes:           in.created.GetVolumeContext(),
+		VolumeAttributes:           volumeAttributes(in.identity, in.created.GetVolumeContext()),
 		ReadOnly:                   in.opts.ControllerPublishReadOnly && readOnlyMany(in.claim.Spec.AccessModes),
 		ControllerPublishSecretRef: in.secrets[classparams.ControllerPublishSecret],
 		NodeStageSecretRef:         in.secrets[classparams.NodeStageSecret],

@@ -3,6 +3,7 @@ package provisioner
 import (
 	"maps"
 	"testing"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
@@ -42,7 +43,7 @@ func accessibleIn(segments ...map[string]string) createdOption {
 // answer, with the default options and fsType ext4.
 func volumeFor(claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, created *csi.Volume) volumeInput {
 	return volumeInput{opts: defaultOpts, claim: claim, class: class, pvName: pvName, driverName: driver,
-		fsType: "ext4", created: created}
+		identity: testIdentity, fsType: "ext4", created: created}
 }
 
 func TestBuildVolume(t *testing.T) {
@@ -63,7 +64,7 @@ func TestBuildVolume(t *testing.T) {
 					MountOptions:                  []string{"noatime"},
 					PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
 						Driver: driver, VolumeHandle: "vol-1", FSType: "ext4",
-						VolumeAttributes: map[string]string{"pool": "gold"},
+						VolumeAttributes: map[string]string{"pool": "gold", IdentityKey: testIdentity},
 					}},
 				},
 			}},
@@ -78,7 +79,7 @@ func TestBuildVolume(t *testing.T) {
 					PersistentVolumeReclaimPolicy: v1.PersistentVolumeReclaimDelete,
 					VolumeMode:                    ptr.To(v1.PersistentVolumeBlock),
 					PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{
-						Driver: driver, VolumeHandle: "vol-1", VolumeAttributes: map[string]string{"pool": "gold"},
+						Driver: driver, VolumeHandle: "vol-1", VolumeAttributes: map[string]string{"pool": "gold", IdentityKey: testIdentity},
 					}},
 				},
 			}},
@@ -90,6 +91,37 @@ func TestBuildVolume(t *testing.T) {
 				t.Errorf("buildVolume() differs from the expected PV (-want +got):\n%s", diff.Diff(tt.want, got))
 			}
 		})
+	}
+}
+
+// testIdentity is the provisioner identity of the tests.
+const testIdentity = "1700000000000-42-" + driver
+
+func TestVolumeAttributes(t *testing.T) {
+	tests := []struct {
+		name    string
+		context map[string]string
+		want    map[string]string
+	}{
+		{name: "a volume without context carries the provisioner identity alone", want: map[string]string{IdentityKey: testIdentity}},
+		{name: "the driver's volume context is added to the identity",
+			context: map[string]string{"pool": "gold"}, want: map[string]string{IdentityKey: testIdentity, "pool": "gold"}},
+		{name: "the driver's context wins over the identity, as upstream",
+			context: map[string]string{IdentityKey: "driver's"}, want: map[string]string{IdentityKey: "driver's"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := volumeAttributes(testIdentity, tt.context); !maps.Equal(got, tt.want) {
+				t.Errorf("volumeAttributes() = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	start := time.Date(2023, 11, 14, 22, 13, 20, 0, time.UTC) // 1700000000000 ms
+	if got := Identity(start, 42, driver); got != testIdentity {
+		t.Errorf("Identity() = %q, want upstream's <ms since the epoch>-<random>-<driver> %q", got, testIdentity)
 	}
 }
 

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"sync"
 	"time"
@@ -127,7 +128,8 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	}
 	recorder := newRecorder(ctx, cfg.events, cfg.identity.name)
 	prov := provisioner.New(provisioner.Config{
-		DriverName: cfg.identity.name, Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
+		DriverName: cfg.identity.name, Identity: provisioner.Identity(time.Now(), rand.IntN(10000), cfg.identity.name),
+		Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
 		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		Nodes: factory.Core().V1().Nodes().Lister(), CSINodes: factory.Storage().V1().CSINodes().Lister(),
 		Classes: factory.Storage().V1().StorageClasses().Lister(), Policy: policy,
@@ -171,6 +173,9 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		ready.set()
 		logger.Info("Caches synced, provisioning", "driver", cfg.identity.name,
 			"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate))
+		// Wait for the provisioning workers too, so that run returns after
+		// their last write (ReleaseLeaderElectionOnExit releases the Lease then).
+		pc.ControllerWaitGroup(&wg)
 		pc.Run(ctx)
 		wg.Wait()
 	}
