@@ -1,10 +1,12 @@
 // Command csi-provisioner is a CSI external-provisioner sidecar that also
 // provisions volumes from VolumeSnapshots in other namespaces when a
-// ReferenceGrant allows it (KEP-3294).
+// ReferenceGrant allows it (KEP-3294). It takes the upstream
+// csi-provisioner's flags (sidecar.ParseFlags).
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -20,17 +22,16 @@ import (
 var version = "unknown"
 
 func main() {
-	opts := sidecar.NewOptions()
-	fs := pflag.NewFlagSet(os.Args[0], pflag.ExitOnError)
-	opts.AddFlags(fs)
-	_ = fs.Parse(os.Args[1:]) // ExitOnError: never returns an error
-	if opts.ShowVersion {
-		fmt.Println(os.Args[0], version)
+	opts, err := sidecar.ParseFlags(os.Args[1:])
+	switch {
+	case errors.Is(err, pflag.ErrHelp):
 		return
-	}
-	if err := opts.Validate(); err != nil {
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "Invalid flags:", err)
 		os.Exit(2)
+	case opts.ShowVersion:
+		fmt.Println(os.Args[0], version)
+		return
 	}
 	if err := opts.ApplyLogging(); err != nil {
 		fmt.Fprintln(os.Stderr, "Invalid logging flags:", err)

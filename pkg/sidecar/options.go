@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/spf13/pflag"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
@@ -13,56 +12,133 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
 )
 
-// Options are the sidecar's command-line settings. Flag names and defaults
-// follow the upstream csi-provisioner so its manifests work unchanged.
+// Options are the sidecar's command-line settings. Flag names, types and
+// defaults follow the upstream csi-provisioner v6.3 so its manifests work
+// unchanged (see AddFlags and ParseFlags); the flags this sidecar adds are
+// named in their help text.
 type Options struct {
+	// CSIAddress is the driver's socket (--csi-address).
 	CSIAddress string
-	Kubeconfig string
-	Timeout    time.Duration
+	// Kubeconfig is --kubeconfig, or the KUBECONFIG environment variable,
+	// which wins over the flag as in the upstream csi-provisioner;
+	// KubeconfigFromEnv says that it came from there.
+	Kubeconfig        string
+	KubeconfigFromEnv bool
+	// Master is --master: the API server's URL, overriding the kubeconfig's.
+	// Without it and a kubeconfig, the in-cluster configuration is used.
+	Master string
+	// KubeAPIQPS and KubeAPIBurst limit the main API client
+	// (--kube-api-qps, a float64 as upstream, and --kube-api-burst).
+	KubeAPIQPS   float64
+	KubeAPIBurst int
+	// Timeout bounds each CSI call (--timeout).
+	Timeout time.Duration
 
+	// WorkerThreads is --worker-threads; FinalizerThreads is
+	// --cloning-protection-threads (alias --finalizer-threads): the workers
+	// that add and release source-protection finalizers.
 	WorkerThreads      int
 	FinalizerThreads   int
 	RetryIntervalStart time.Duration
 	RetryIntervalMax   time.Duration
-	KubeAPIQPS         float32
-	KubeAPIBurst       int
-	ResyncPeriod       time.Duration
+	// ResyncPeriod is this sidecar's --resync-period of its informers.
+	ResyncPeriod time.Duration
 
 	Volume provisioner.Options
 
-	LeaderElection              bool
-	LeaderElectionNamespace     string
-	LeaderElectionLeaseDuration time.Duration
-	LeaderElectionRenewDeadline time.Duration
-	LeaderElectionRetryPeriod   time.Duration
+	LeaderElection LeaderElectionOptions
 
-	HTTPEndpoint string
-	MetricsPath  string
-	EnablePprof  bool
+	// HTTPEndpoint is --http-endpoint; MetricsAddress the deprecated
+	// --metrics-address, which serves the same handlers. At most one is set
+	// (Validate); HTTPAddress returns the one in use.
+	HTTPEndpoint   string
+	MetricsAddress string
+	MetricsPath    string
+	EnablePprof    bool
+
+	Capacity       CapacityOptions
+	NodeDeployment NodeDeploymentOptions
+	OrphanSweep    OrphanSweepOptions
 
 	ShowVersion bool
 
 	// FeatureGate holds --feature-gates.
 	FeatureGate featuregate.MutableVersionedFeatureGate
-	// Logging holds -v, --vmodule and --logging-format.
+	// Logging holds -v, --vmodule, --logging-format and the other
+	// component-base logging flags.
 	Logging *logsapi.LoggingConfiguration
 }
 
-// NewOptions returns the defaults.
+// LeaderElectionOptions are the --leader-election* flags of csi-lib-utils.
+type LeaderElectionOptions struct {
+	Enabled bool
+	// Namespace of the Lease; empty means the sidecar's own (POD_NAMESPACE,
+	// else the service account's namespace, else "default").
+	Namespace     string
+	LeaseDuration time.Duration
+	RenewDeadline time.Duration
+	RetryPeriod   time.Duration
+	// Labels are put on the Lease while this replica holds it
+	// (--leader-election-labels key:value,...).
+	Labels map[string]string
+}
+
+// CapacityOptions are upstream's storage-capacity flags (--enable-capacity
+// and the --capacity-* and --kube-api-capacity-* flags). This build accepts
+// and validates them but publishes no CSIStorageCapacity objects yet: Run
+// logs an error when Enabled.
+type CapacityOptions struct {
+	Enabled             bool
+	ForImmediateBinding bool
+	PollInterval        time.Duration
+	// OwnerRefLevel is how many owners up from the sidecar's pod the owner
+	// of CSIStorageCapacity objects is: -1 none, 0 the pod, 1 its
+	// StatefulSet or DaemonSet, 2 a Deployment.
+	OwnerRefLevel int
+	Threads       int
+	KubeAPIQPS    float32
+	KubeAPIBurst  int
+	// Namespace and PodName are the NAMESPACE and POD_NAME environment
+	// variables, which upstream requires when Enabled.
+	Namespace string
+	PodName   string
+}
+
+// NodeDeploymentOptions are upstream's distributed-provisioning flags
+// (--node-deployment*): one sidecar per node next to a node-local driver.
+// This build accepts and validates them but does not implement the mode
+// yet: see Run.
+type NodeDeploymentOptions struct {
+	Enabled          bool
+	ImmediateBinding bool
+	BaseDelay        time.Duration
+	MaxDelay         time.Duration
+	// NodeName is the NODE_NAME environment variable, required when Enabled.
+	NodeName string
+}
+
+// OrphanSweepOptions hold upstream's --snapshot-orphan-sweep-interval:
+// upstream lists VolumeSnapshots that interval apart and removes
+// source-protection finalizers no claim needs any more (0 disables it).
+// This sidecar needs no separate sweep: source protection re-examines every
+// snapshot that carries the finalizer when its cache starts and on every
+// informer resync (--resync-period), besides reacting to each change. The
+// interval is accepted and validated, and changes nothing.
+type OrphanSweepOptions struct {
+	Interval time.Duration
+}
+
+// NewOptions returns the defaults, which are the flags' defaults.
 func NewOptions() *Options {
-	gate := features.NewGate()
-	if err := logsapi.AddFeatureGates(gate); err != nil {
-		panic(err) // registering the logging gates on a fresh gate cannot fail
-	}
 	return &Options{
 		CSIAddress:         "/run/csi/socket",
-		Timeout:            10 * time.Second,
-		WorkerThreads:      100,
-		FinalizerThreads:   4,
-		RetryIntervalStart: time.Second,
-		RetryIntervalMax:   5 * time.Minute,
 		KubeAPIQPS:         5,
 		KubeAPIBurst:       10,
+		Timeout:            10 * time.Second,
+		WorkerThreads:      100,
+		FinalizerThreads:   1,
+		RetryIntervalStart: time.Second,
+		RetryIntervalMax:   5 * time.Minute,
 		ResyncPeriod:       15 * time.Minute,
 		Volume: provisioner.Options{
 			VolumeNamePrefix:            "pvc",
@@ -70,50 +146,37 @@ func NewOptions() *Options {
 			ImmediateTopology:           true,
 			PreventVolumeModeConversion: true,
 		},
-		LeaderElectionLeaseDuration: 15 * time.Second,
-		LeaderElectionRenewDeadline: 10 * time.Second,
-		LeaderElectionRetryPeriod:   5 * time.Second,
-		MetricsPath:                 "/metrics",
-		FeatureGate:                 gate,
-		Logging:                     logsapi.NewLoggingConfiguration(),
+		LeaderElection: LeaderElectionOptions{
+			LeaseDuration: 15 * time.Second,
+			RenewDeadline: 10 * time.Second,
+			RetryPeriod:   5 * time.Second,
+		},
+		MetricsPath: "/metrics",
+		Capacity: CapacityOptions{
+			PollInterval:  time.Minute,
+			OwnerRefLevel: 1,
+			Threads:       1,
+			KubeAPIQPS:    1,
+			KubeAPIBurst:  5,
+		},
+		NodeDeployment: NodeDeploymentOptions{
+			ImmediateBinding: true,
+			BaseDelay:        20 * time.Second,
+			MaxDelay:         time.Minute,
+		},
+		OrphanSweep: OrphanSweepOptions{Interval: 5 * time.Minute},
+		FeatureGate: features.NewGate(),
+		Logging:     logsapi.NewLoggingConfiguration(),
 	}
 }
 
-// AddFlags binds every option to a flag of fs.
-func (o *Options) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&o.CSIAddress, "csi-address", o.CSIAddress, "Address of the CSI driver's unix domain socket.")
-	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "Path to a kubeconfig; only needed when running outside the cluster.")
-	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "Timeout of each CSI call. CreateVolume is retried with the same name after a timeout, so a short value is safe.")
-	fs.IntVar(&o.WorkerThreads, "worker-threads", o.WorkerThreads, "Number of claims and volumes processed at the same time.")
-	fs.IntVar(&o.FinalizerThreads, "finalizer-threads", o.FinalizerThreads, "Number of workers removing source-protection finalizers from snapshots and cloned claims.")
-	fs.DurationVar(&o.RetryIntervalStart, "retry-interval-start", o.RetryIntervalStart, "Initial retry interval of a failed provisioning or deletion; it doubles with each failure up to --retry-interval-max. Claims waiting for a ReferenceGrant or snapshot are re-queued at once when it changes, independently of this backoff.")
-	fs.DurationVar(&o.RetryIntervalMax, "retry-interval-max", o.RetryIntervalMax, "Maximum retry interval of a failed provisioning or deletion.")
-	fs.Float32Var(&o.KubeAPIQPS, "kube-api-qps", o.KubeAPIQPS, "Queries per second to the Kubernetes API server.")
-	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", o.KubeAPIBurst, "Burst of queries to the Kubernetes API server.")
-	fs.DurationVar(&o.ResyncPeriod, "resync-period", o.ResyncPeriod, "Resync period of the informers.")
-
-	fs.StringVar(&o.Volume.VolumeNamePrefix, "volume-name-prefix", o.Volume.VolumeNamePrefix, "Prefix of the CSI volume names; a volume is named <prefix>-<claim UID>.")
-	fs.IntVar(&o.Volume.VolumeNameUUIDLength, "volume-name-uuid-length", o.Volume.VolumeNameUUIDLength, "Length of the claim UID in volume names, dashes removed; negative keeps the whole UID with its dashes (the volume is then named like its PV).")
-	fs.StringVar(&o.Volume.DefaultFSType, "default-fstype", o.Volume.DefaultFSType, "Filesystem type of volumes whose StorageClass sets no csi.storage.k8s.io/fstype; empty leaves it to the driver.")
-	fs.BoolVar(&o.Volume.ExtraCreateMetadata, "extra-create-metadata", o.Volume.ExtraCreateMetadata, "Pass the claim's name and namespace and the PV's name to CreateVolume as csi.storage.k8s.io/* parameters.")
-	fs.BoolVar(&o.Volume.StrictTopology, "strict-topology", o.Volume.StrictTopology, "Restrict a late-bound volume to the topology of the node the scheduler selected.")
-	fs.BoolVar(&o.Volume.ImmediateTopology, "immediate-topology", o.Volume.ImmediateTopology, "Offer every topology segment of the cluster for immediately bound volumes without allowedTopologies; when false the driver chooses.")
-	fs.BoolVar(&o.Volume.ControllerPublishReadOnly, "controller-publish-readonly", o.Volume.ControllerPublishReadOnly, "Mark ReadOnlyMany volumes read-only in their PV so they are published read-only.")
-	fs.BoolVar(&o.Volume.PreventVolumeModeConversion, "prevent-volume-mode-conversion", o.Volume.PreventVolumeModeConversion, "Refuse to restore a snapshot with another volume mode than its source unless its VolumeSnapshotContent allows it.")
-
-	fs.BoolVar(&o.LeaderElection, "leader-election", o.LeaderElection, "Run several replicas with one active leader (Lease).")
-	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", o.LeaderElectionNamespace, "Namespace of the leader-election Lease; the sidecar's own namespace if empty.")
-	fs.DurationVar(&o.LeaderElectionLeaseDuration, "leader-election-lease-duration", o.LeaderElectionLeaseDuration, "How long non-leaders wait before taking over an unrenewed lease.")
-	fs.DurationVar(&o.LeaderElectionRenewDeadline, "leader-election-renew-deadline", o.LeaderElectionRenewDeadline, "How long the leader retries renewing before giving up leadership.")
-	fs.DurationVar(&o.LeaderElectionRetryPeriod, "leader-election-retry-period", o.LeaderElectionRetryPeriod, "How often candidates try to acquire or renew leadership.")
-
-	fs.StringVar(&o.HTTPEndpoint, "http-endpoint", o.HTTPEndpoint, "Address (e.g. :8080) of the HTTP server for metrics, /healthz/leader-election and /readyz; empty disables it.")
-	fs.StringVar(&o.MetricsPath, "metrics-path", o.MetricsPath, "Path of the Prometheus metrics on --http-endpoint.")
-	fs.BoolVar(&o.EnablePprof, "enable-pprof", o.EnablePprof, "Serve /debug/pprof on --http-endpoint.")
-	fs.BoolVar(&o.ShowVersion, "version", o.ShowVersion, "Print the version and exit.")
-
-	o.FeatureGate.AddFlag(fs)
-	logsapi.AddFlags(o.Logging, fs)
+// HTTPAddress is the address of the HTTP server: --http-endpoint, or the
+// deprecated --metrics-address; empty when there is none.
+func (o *Options) HTTPAddress() string {
+	if o.MetricsAddress != "" {
+		return o.MetricsAddress
+	}
+	return o.HTTPEndpoint
 }
 
 // Validate checks the options. It changes nothing; ApplyLogging does.
@@ -126,7 +189,7 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("--timeout must be positive"))
 	}
 	if o.WorkerThreads < 1 || o.FinalizerThreads < 1 {
-		errs = append(errs, errors.New("--worker-threads and --finalizer-threads must be at least 1"))
+		errs = append(errs, errors.New("--worker-threads and --cloning-protection-threads must be at least 1"))
 	}
 	if o.RetryIntervalStart <= 0 || o.RetryIntervalMax < o.RetryIntervalStart {
 		errs = append(errs, fmt.Errorf("--retry-interval-start (%v) must be positive and not above --retry-interval-max (%v)", o.RetryIntervalStart, o.RetryIntervalMax))
@@ -141,13 +204,75 @@ func (o *Options) Validate() error {
 		// Every claim would get the same volume name, hence the same volume.
 		errs = append(errs, errors.New("--volume-name-uuid-length must be negative (whole UID) or positive"))
 	}
-	if o.LeaderElection && o.LeaderElectionRenewDeadline >= o.LeaderElectionLeaseDuration {
-		errs = append(errs, errors.New("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration"))
+	if o.HTTPEndpoint != "" && o.MetricsAddress != "" {
+		errs = append(errs, errors.New("only one of --metrics-address and --http-endpoint can be set"))
 	}
+	errs = append(errs, o.LeaderElection.validate(), o.Capacity.validate(), o.NodeDeployment.validate(), o.OrphanSweep.validate())
 	if err := logsapi.Validate(o.Logging, o.FeatureGate, nil).ToAggregate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+func (l LeaderElectionOptions) validate() error {
+	if !l.Enabled {
+		return nil
+	}
+	if l.RetryPeriod <= 0 {
+		return errors.New("--leader-election-retry-period must be positive")
+	}
+	if l.RenewDeadline >= l.LeaseDuration {
+		return errors.New("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration")
+	}
+	return nil
+}
+
+func (c CapacityOptions) validate() error {
+	if !c.Enabled {
+		return nil
+	}
+	var errs []error
+	if c.PollInterval <= 0 {
+		errs = append(errs, errors.New("--capacity-poll-interval must be positive"))
+	}
+	if c.Threads < 1 {
+		errs = append(errs, errors.New("--capacity-threads must be at least 1"))
+	}
+	if c.OwnerRefLevel < -1 {
+		errs = append(errs, errors.New("--capacity-ownerref-level must be -1 (no owner) or more"))
+	}
+	if c.KubeAPIQPS <= 0 || c.KubeAPIBurst < 1 {
+		errs = append(errs, errors.New("--kube-api-capacity-qps and --kube-api-capacity-burst must be positive"))
+	}
+	// The same requirements, with the same variables, as upstream's.
+	if c.Namespace == "" {
+		errs = append(errs, errors.New("--enable-capacity needs the NAMESPACE environment variable (the pod's namespace, from the downward API)"))
+	}
+	if c.OwnerRefLevel >= 0 && c.PodName == "" {
+		errs = append(errs, errors.New("--enable-capacity with --capacity-ownerref-level >= 0 needs the POD_NAME environment variable (the pod's name, from the downward API)"))
+	}
+	return errors.Join(errs...)
+}
+
+func (n NodeDeploymentOptions) validate() error {
+	if !n.Enabled {
+		return nil
+	}
+	var errs []error
+	if n.NodeName == "" {
+		errs = append(errs, errors.New("--node-deployment needs the NODE_NAME environment variable (the node's name, from the downward API: spec.nodeName)"))
+	}
+	if n.BaseDelay < 0 || n.MaxDelay < n.BaseDelay {
+		errs = append(errs, fmt.Errorf("--node-deployment-base-delay (%v) must not be negative nor above --node-deployment-max-delay (%v)", n.BaseDelay, n.MaxDelay))
+	}
+	return errors.Join(errs...)
+}
+
+func (s OrphanSweepOptions) validate() error {
+	if s.Interval < 0 {
+		return errors.New("--snapshot-orphan-sweep-interval must not be negative (0 disables the sweep)")
+	}
+	return nil
 }
 
 // ApplyLogging configures the process-wide logger from -v, --vmodule and

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/kubernetes-csi/csi-lib-utils/leaderelection"
@@ -27,12 +28,15 @@ import (
 	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
 
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
+	"github.com/xns-csi/csi-provisioner/pkg/features"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 
 	// Register client-go's request metrics (rest_client_requests_total and
-	// friends: the sidecar's API cost) and the workqueue metrics with the
-	// legacy registry served on /metrics.
+	// friends: the sidecar's API cost), the leader-election metrics
+	// (leader_election_master_status, as upstream) and the workqueue
+	// metrics with the legacy registry served on /metrics.
+	_ "k8s.io/component-base/metrics/prometheus/clientgo/leaderelection"
 	_ "k8s.io/component-base/metrics/prometheus/restclient"
 	_ "k8s.io/component-base/metrics/prometheus/workqueue"
 )
@@ -44,12 +48,14 @@ const optionalAPIPollInterval = 5 * time.Second
 // Run runs the sidecar until ctx is done or it fails to start.
 func Run(ctx context.Context, opts *Options) error {
 	logger := klog.FromContext(ctx)
-	config, err := restConfig(opts)
+	logUnimplemented(ctx, opts)
+	config, err := restConfig(ctx, opts)
 	if err != nil {
 		return err
 	}
 	csiMetrics := csimetrics.NewCSIMetricsManagerWithOptions("",
 		csimetrics.WithSubsystem(csimetrics.SubsystemSidecar), csimetrics.WithProcessStartTime(false))
+	logger.Info("Connecting to the CSI driver", "address", opts.CSIAddress)
 	driver, err := csiclient.Connect(ctx, csiclient.Config{Address: opts.CSIAddress, Timeout: opts.Timeout,
 		MetricsManager: csiMetrics, ExitOnConnectionLoss: true})
 	if err != nil {
@@ -59,6 +65,10 @@ func Run(ctx context.Context, opts *Options) error {
 	identity, err := probeDriver(ctx, driver)
 	if err != nil {
 		return err
+	}
+	if !opts.FeatureGate.Enabled(features.Topology) {
+		// As upstream: topology needs the driver's capability and the gate.
+		identity.caps.AccessibilityConstraints = false
 	}
 	csiMetrics.SetDriverName(identity.name)
 	logger.Info("Connected to CSI driver", "driver", identity.name, "capabilities", fmt.Sprintf("%+v", identity.caps))
@@ -95,7 +105,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 
 	var mux *http.ServeMux
-	if opts.HTTPEndpoint != "" {
+	if addr := opts.HTTPAddress(); addr != "" {
 		mux = http.NewServeMux()
 		csiMetrics.WithAdditionalRegistry(registry)
 		csiMetrics.WithAdditionalRegistry(legacyGatherer())
@@ -105,11 +115,19 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		mux.Handle("/readyz", ready)
 		mux.Handle("/healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
-		if err := serve(ctx, opts.HTTPEndpoint, mux); err != nil {
+		if err := serve(ctx, addr, mux); err != nil {
 			return err
 		}
 	}
-	if !opts.LeaderElection {
+	if opts.NodeDeployment.Enabled {
+		// Not implemented (see logUnimplemented): every node runs a
+		// sidecar, so provisioning as a central one would have them all
+		// create every volume, each on its own node. Stay up, serve the
+		// HTTP endpoint, and report not ready.
+		<-ctx.Done()
+		return nil
+	}
+	if !opts.LeaderElection.Enabled {
 		run(ctx)
 		return nil
 	}
@@ -120,12 +138,22 @@ func Run(ctx context.Context, opts *Options) error {
 	return runAsLeader(ctx, opts, config, identity.name, mux, run)
 }
 
-// runAsLeader runs run while this replica holds the Lease.
+// runAsLeader runs run while this replica holds the Lease, with
+// csi-lib-utils' leader election configured by the --leader-election*
+// flags, as upstream. It does not use leaderelection.RunWithLeaderElection:
+// that names the replica after the host alone and exits the process on
+// errors, where this returns them.
 func runAsLeader(ctx context.Context, opts *Options, config *rest.Config, driverName string, mux *http.ServeMux, run func(context.Context)) error {
 	// A client of its own, so a busy provisioner cannot starve lease renewal.
 	leClient, err := kubernetes.NewForConfig(rest.CopyConfig(config))
 	if err != nil {
 		return err
+	}
+	leaderCtx, release := ctx, opts.FeatureGate.Enabled(features.ReleaseLeaderElectionOnExit)
+	if release {
+		var stop context.CancelFunc
+		leaderCtx, run, stop = releaseAfterRun(ctx, run)
+		defer stop()
 	}
 	le := leaderelection.NewLeaderElectionWithLeases(leClient, driverName, run)
 	// Hostname alone, csi-lib-utils' default, is not unique when two
@@ -133,19 +161,60 @@ func runAsLeader(ctx context.Context, opts *Options, config *rest.Config, driver
 	host, _ := os.Hostname()
 	identity := host + "_" + string(uuid.NewUUID())[:8]
 	le.WithIdentity(identity)
-	klog.FromContext(ctx).Info("Running with leader election", "identity", identity, "lease", driverName)
+	klog.FromContext(ctx).Info("Running with leader election", "identity", identity, "lease", driverName,
+		"releaseOnExit", release)
 	if mux != nil {
 		le.PrepareHealthCheck(mux, leaderelection.DefaultHealthCheckTimeout)
 	}
-	if opts.LeaderElectionNamespace != "" {
-		le.WithNamespace(opts.LeaderElectionNamespace)
+	lo := opts.LeaderElection
+	if lo.Namespace != "" {
+		le.WithNamespace(lo.Namespace)
 	}
-	le.WithLeaseDuration(opts.LeaderElectionLeaseDuration)
-	le.WithRenewDeadline(opts.LeaderElectionRenewDeadline)
-	le.WithRetryPeriod(opts.LeaderElectionRetryPeriod)
-	le.WithReleaseOnCancel(true)
-	le.WithContext(ctx)
+	if len(lo.Labels) > 0 {
+		le.WithLabels(lo.Labels)
+	}
+	le.WithLeaseDuration(lo.LeaseDuration)
+	le.WithRenewDeadline(lo.RenewDeadline)
+	le.WithRetryPeriod(lo.RetryPeriod)
+	// Without ReleaseLeaderElectionOnExit, as upstream, the Lease is not
+	// released on exit: a standby takes over once it expires.
+	le.WithReleaseOnCancel(release)
+	le.WithContext(leaderCtx)
 	return le.Run()
+}
+
+// releaseAfterRun implements ReleaseLeaderElectionOnExit. It returns the
+// context to run leader election in and the function to run as leader:
+// when ctx ends (SIGTERM), the controllers are stopped, and the leader
+// election context ends only once they have returned, so the Lease is
+// released (ReleaseOnCancel) after the last write of this replica and a
+// standby takes over at once. A replica that is not leading when ctx ends
+// stops at once. stop releases the resources.
+func releaseAfterRun(ctx context.Context, run func(context.Context)) (leaderCtx context.Context, runAsLeader func(context.Context), stop context.CancelFunc) {
+	leaderCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var mu sync.Mutex
+	leading := false
+	stopStandby := context.AfterFunc(ctx, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !leading {
+			cancel()
+		}
+	})
+	runAsLeader = func(leaseCtx context.Context) {
+		mu.Lock()
+		leading = true
+		mu.Unlock()
+		defer cancel()
+		runCtx, stopRun := context.WithCancel(leaseCtx)
+		defer stopRun()
+		defer context.AfterFunc(ctx, stopRun)()
+		run(runCtx)
+	}
+	return leaderCtx, runAsLeader, func() {
+		stopStandby()
+		cancel()
+	}
 }
 
 type driverIdentity struct {
@@ -173,23 +242,44 @@ func probeDriver(ctx context.Context, driver *csiclient.Client) (driverIdentity,
 	return driverIdentity{name: name, caps: caps}, nil
 }
 
-func restConfig(opts *Options) (*rest.Config, error) {
+// restConfig builds the API client configuration as upstream does: from
+// --master and the kubeconfig (--kubeconfig, or KUBECONFIG, which wins) when
+// either is set, else in-cluster; with --kube-api-qps and --kube-api-burst.
+func restConfig(ctx context.Context, opts *Options) (*rest.Config, error) {
 	var config *rest.Config
 	var err error
-	if opts.Kubeconfig != "" {
-		config, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
+	if opts.Master != "" || opts.Kubeconfig != "" {
+		if opts.KubeconfigFromEnv {
+			klog.FromContext(ctx).Info("Using the kubeconfig named by the KUBECONFIG environment variable, which takes precedence over --kubeconfig", "kubeconfig", opts.Kubeconfig)
+		}
+		config, err = clientcmd.BuildConfigFromFlags(opts.Master, opts.Kubeconfig)
 	} else {
 		config, err = rest.InClusterConfig()
 	}
 	if err != nil {
 		return nil, fmt.Errorf("building the Kubernetes client configuration: %w", err)
 	}
-	config.QPS, config.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
+	config.QPS, config.Burst = float32(opts.KubeAPIQPS), opts.KubeAPIBurst
 	config.UserAgent = "csi-provisioner"
 	if host, err := os.Hostname(); err == nil {
 		config.UserAgent += "/" + host
 	}
 	return config, nil
+}
+
+// logUnimplemented reports, as errors, the upstream features this build
+// accepts on the command line but does not implement yet, so that upstream
+// manifests start and the gap is visible in the log.
+func logUnimplemented(ctx context.Context, opts *Options) {
+	logger := klog.FromContext(ctx)
+	if opts.Capacity.Enabled {
+		logger.Error(nil, "Storage capacity tracking (--enable-capacity) is not implemented in this build yet: no CSIStorageCapacity objects are published. "+
+			"If the CSIDriver object sets storageCapacity: true, the scheduler finds no capacity for late-binding claims of this driver.")
+	}
+	if opts.NodeDeployment.Enabled {
+		logger.Error(nil, "Distributed provisioning (--node-deployment) is not implemented in this build yet: this sidecar provisions nothing and reports not ready.",
+			"node", opts.NodeDeployment.NodeName)
+	}
 }
 
 // newRecorder returns an event recorder for claims.
