@@ -5,6 +5,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -26,7 +28,9 @@ func StartProcess(name, bin string, args []string, logDir string, env ...string)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.Env = append(os.Environ(), env...)
+	// Without the caller's KUBECONFIG: the sidecars (ours and upstream's)
+	// let it win over --kubeconfig, which would point them at another cluster.
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "KUBECONFIG=") }), env...)
 	// Its own process group, so stopping it also stops anything it forked,
 	// and a Ctrl-C in the terminal reaches only the test driver.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
