@@ -61,6 +61,8 @@ type frameworkCase struct {
 	gateOff bool
 	// caps are the driver's capabilities; zero means all of them.
 	caps *csiclient.Capabilities
+	// options changes the flags, which are defaultOpts otherwise.
+	options func(*Options)
 	// steps run in order.
 	steps []step
 	// want is the whole transcript, in order.
@@ -109,6 +111,8 @@ var (
 	volumesGVR   = v1.SchemeGroupVersion.WithResource("persistentvolumes")
 	secretsGVR   = v1.SchemeGroupVersion.WithResource("secrets")
 	classesGVR   = storagev1.SchemeGroupVersion.WithResource("storageclasses")
+	nodesGVR     = v1.SchemeGroupVersion.WithResource("nodes")
+	csiNodesGVR  = storagev1.SchemeGroupVersion.WithResource("csinodes")
 	snapshotsGVR = snapv1.SchemeGroupVersion.WithResource("volumesnapshots")
 	contentsGVR  = snapv1.SchemeGroupVersion.WithResource("volumesnapshotcontents")
 )
@@ -154,7 +158,7 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 	w := &world{t: t, ctx: context.Background(), recorder: record.NewFakeRecorder(100),
 		indexers: map[schema.GroupVersionResource]cache.Indexer{}}
 	var kubeObjs, snapObjs []runtime.Object
-	for _, gvr := range []schema.GroupVersionResource{claimsGVR, volumesGVR, classesGVR, snapshotsGVR, contentsGVR} {
+	for _, gvr := range []schema.GroupVersionResource{claimsGVR, volumesGVR, classesGVR, nodesGVR, csiNodesGVR, snapshotsGVR, contentsGVR} {
 		indexers := cache.Indexers{}
 		if gvr == claimsGVR {
 			indexers[requeue.SourceIndex] = requeue.IndexBySource
@@ -193,10 +197,15 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 		VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
 	m, err := metrics.New(prometheus.NewRegistry())
 	must(t, err)
+	opts := defaultOpts
+	if tc.options != nil {
+		tc.options(&opts)
+	}
 	w.prov = New(Config{DriverName: driver, Identity: testIdentity, Capabilities: caps, Driver: w, Client: w.kube,
 		Claims: claims, Volumes: volumes, Classes: storagelisters.NewStorageClassLister(w.indexers[classesGVR]),
+		Nodes: corelisters.NewNodeLister(w.indexers[nodesGVR]), CSINodes: storagelisters.NewCSINodeLister(w.indexers[csiNodesGVR]),
 		Policy: policy, Protector: protector, InFlight: attempts, Recorder: w.recorder, Metrics: m,
-		Options: defaultOpts})
+		Options: opts})
 	return w
 }
 
@@ -285,6 +294,10 @@ func gvrOf(obj runtime.Object) schema.GroupVersionResource {
 		return secretsGVR
 	case *storagev1.StorageClass:
 		return classesGVR
+	case *v1.Node:
+		return nodesGVR
+	case *storagev1.CSINode:
+		return csiNodesGVR
 	case *snapv1.VolumeSnapshot:
 		return snapshotsGVR
 	case *snapv1.VolumeSnapshotContent:
@@ -332,7 +345,7 @@ func (w *world) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*
 	case src.GetVolume() != nil:
 		line += " from volume " + src.GetVolume().GetVolumeId()
 	}
-	line += describeSecret(req.GetSecrets())
+	line += describeSecret(req.GetSecrets()) + describeTopology(req.GetAccessibilityRequirements())
 	a, ok := w.nextAnswer(line)
 	if !ok {
 		return nil, errors.New("unexpected call")
@@ -368,6 +381,26 @@ func describeSecret(secret map[string]string) string {
 	return " with secret " + strings.Join(keys, ",")
 }
 
+// describeTopology shows a topology requirement's segments, each as its
+// sorted key=value pairs.
+func describeTopology(req *csi.TopologyRequirement) string {
+	if req == nil {
+		return ""
+	}
+	list := func(topologies []*csi.Topology) string {
+		var out []string
+		for _, t := range topologies {
+			var pairs []string
+			for _, k := range slices.Sorted(maps.Keys(t.GetSegments())) {
+				pairs = append(pairs, k+"="+t.GetSegments()[k])
+			}
+			out = append(out, strings.Join(pairs, ","))
+		}
+		return "[" + strings.Join(out, " ") + "]"
+	}
+	return " in " + list(req.GetRequisite()) + " preferring " + list(req.GetPreferred())
+}
+
 func (w *world) nextAnswer(line string) (answer, bool) {
 	if len(w.answers) == 0 {
 		w.log("%s (unexpected: no answer scripted)", line)
@@ -390,16 +423,24 @@ func (w *world) nextAnswer(line string) (answer, bool) {
 // provision runs a claim as the controller library does: the filter, then
 // Provision, with the StorageClass the claim names.
 func provision(claimKey string, answers ...answer) step {
+	return provisionOn(claimKey, "", answers...)
+}
+
+// provisionOn provisions a claim for which the scheduler selected node
+// ("" for immediate binding).
+func provisionOn(claimKey, node string, answers ...answer) step {
 	return step{answers: answers, run: func(w *world) string {
 		claim := w.claim(claimKey)
 		if claim == nil {
 			return "provision " + claimKey + ": no such claim"
 		}
-		return w.provision(claim)
+		return w.provisionOn(claim, node)
 	}}
 }
 
-func (w *world) provision(claim *v1.PersistentVolumeClaim) string {
+func (w *world) provision(claim *v1.PersistentVolumeClaim) string { return w.provisionOn(claim, "") }
+
+func (w *world) provisionOn(claim *v1.PersistentVolumeClaim, node string) string {
 	label := "provision " + key(claim.Namespace, claim.Name) + ": "
 	if !w.prov.ShouldProvision(w.ctx, claim) {
 		w.drainEvents()
@@ -407,7 +448,8 @@ func (w *world) provision(claim *v1.PersistentVolumeClaim) string {
 	}
 	obj, _, err := w.indexers[classesGVR].GetByKey(*claim.Spec.StorageClassName)
 	must(w.t, err)
-	opts := controller.ProvisionOptions{PVC: claim, StorageClass: obj.(*storagev1.StorageClass), PVName: "pvc-" + string(claim.UID)}
+	opts := controller.ProvisionOptions{PVC: claim, StorageClass: obj.(*storagev1.StorageClass), PVName: "pvc-" + string(claim.UID),
+		SelectedNodeName: node}
 	pv, state, err := w.prov.Provision(w.ctx, opts)
 	w.flushRefresh()
 	return label + describeResult(pv, state, err)

@@ -143,9 +143,9 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}
-	topo, err := p.topologyRequirement(opts)
+	topo, state, err := p.topologyRequirement(opts)
 	if err != nil {
-		return nil, controller.ProvisioningNoChange, err
+		return nil, state, err
 	}
 	req, refs, err := p.prepare(ctx, opts, content, topo)
 	if err != nil {

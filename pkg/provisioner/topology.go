@@ -2,56 +2,79 @@ package provisioner
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"github.com/xns-csi/csi-provisioner/pkg/topology"
 )
 
-// topologyRequirement gathers node topology from the caches and computes the
-// requirement; nil when the driver is not topology-aware.
-func (p *Provisioner) topologyRequirement(opts controller.ProvisionOptions) (*csi.TopologyRequirement, error) {
+// topologyRequirement gathers the driver's topology keys and the nodes'
+// labels from the caches and computes the requirement; nil when the driver
+// is not topology-aware. As upstream, a selected node without a CSINode
+// sends the claim back to the scheduler (ProvisioningReschedule); any other
+// error leaves the state unchanged.
+func (p *Provisioner) topologyRequirement(opts controller.ProvisionOptions) (*csi.TopologyRequirement, controller.ProvisioningState, error) {
 	if !p.caps.AccessibilityConstraints {
-		return nil, nil
+		return nil, "", nil
 	}
-	csiNodes, err := p.csiNodes.List(labels.Everything())
+	in, err := p.topologyInput(opts)
 	if err != nil {
-		return nil, err
-	}
-	in := topology.Input{AllowedTopologies: opts.StorageClass.AllowedTopologies,
-		Strict: p.opts.StrictTopology, Immediate: p.opts.ImmediateTopology}
-	for _, cn := range csiNodes {
-		keys := p.topologyKeys(cn.Spec.Drivers)
-		if keys == nil {
-			continue
+		if apierrors.IsNotFound(err) {
+			return nil, controller.ProvisioningReschedule, err
 		}
-		node, err := p.nodes.Get(cn.Name)
-		if err != nil {
-			continue // CSINode of a node that is gone
-		}
-		n := topology.Node{Name: node.Name, Segment: topology.SegmentOf(node.Labels, keys)}
-		in.Nodes = append(in.Nodes, n)
-		if node.Name == opts.SelectedNodeName {
-			in.SelectedNode = &n
-		}
+		return nil, controller.ProvisioningNoChange, err
 	}
-	if opts.SelectedNodeName != "" && in.SelectedNode == nil {
-		return nil, fmt.Errorf("selected node %q has no CSINode entry for driver %q yet: is the driver's node plugin running there?", opts.SelectedNodeName, p.driverName)
+	req, err := topology.Requirement(in)
+	if err != nil {
+		return nil, controller.ProvisioningNoChange, fmt.Errorf("error generating accessibility requirements: %w", err)
 	}
-	return topology.Requirement(in)
+	return req, "", nil
 }
 
-// topologyKeys returns this driver's topology keys from a CSINode, nil when
-// the driver is not registered there.
-func (p *Provisioner) topologyKeys(drivers []storagev1.CSINodeDriver) []string {
-	for _, d := range drivers {
+// topologyInput reads what topology.Requirement needs from the caches.
+func (p *Provisioner) topologyInput(opts controller.ProvisionOptions) (topology.Input, error) {
+	in := topology.Input{AllowedTopologies: opts.StorageClass.AllowedTopologies, ClaimName: opts.PVC.Name,
+		Strict: p.opts.StrictTopology, Immediate: p.opts.ImmediateTopology}
+	if name := opts.SelectedNodeName; name != "" {
+		csiNode, err := p.csiNodes.Get(name)
+		if err != nil {
+			return in, fmt.Errorf("failed to get selected CSINode %s: %w", name, err)
+		}
+		in.Selected = &topology.SelectedNode{Name: name, Keys: p.topologyKeys(csiNode)}
+		if node, err := p.nodes.Get(name); err == nil {
+			in.Selected.Labels = node.Labels
+		}
+	} else {
+		csiNodes, err := p.csiNodes.List(labels.Everything())
+		if err != nil {
+			return in, fmt.Errorf("error listing CSINodes: %w", err)
+		}
+		slices.SortFunc(csiNodes, func(a, b *storagev1.CSINode) int { return strings.Compare(a.Name, b.Name) })
+		for _, cn := range csiNodes {
+			in.DriverKeys = append(in.DriverKeys, p.topologyKeys(cn))
+		}
+	}
+	nodes, err := p.nodes.List(labels.Everything())
+	if err != nil {
+		return in, fmt.Errorf("error listing nodes: %w", err)
+	}
+	for _, n := range nodes {
+		in.NodeLabels = append(in.NodeLabels, n.Labels)
+	}
+	return in, nil
+}
+
+// topologyKeys returns this driver's topology keys in a CSINode, nil when
+// the driver is not registered there or reports none.
+func (p *Provisioner) topologyKeys(csiNode *storagev1.CSINode) []string {
+	for _, d := range csiNode.Spec.Drivers {
 		if d.Name == p.driverName {
-			if d.TopologyKeys == nil {
-				return []string{}
-			}
 			return d.TopologyKeys
 		}
 	}

@@ -1,38 +1,55 @@
 // Package topology computes the CSI topology requirement of a new volume and
 // the node affinity of its PV.
 //
-// It follows the upstream csi-provisioner's rules in a pure form: the caller
-// gathers node labels and the driver's topology keys (from CSINode objects)
-// out of informer caches and passes values in.
+// It follows the upstream csi-provisioner v6.3's rules
+// (GenerateAccessibilityRequirements) in a pure form: the caller gathers
+// the driver's topology keys (from CSINode objects) and node labels out of
+// informer caches and passes values in. One deliberate difference: for
+// immediate binding upstream takes the topology keys of a random CSINode;
+// here the caller passes them in a stable order and the first are taken, so
+// that every retry of a claim computes the same requirement.
 package topology
 
 import (
 	"fmt"
-	"sort"
+	"hash/fnv"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
 )
 
-// Node is the topology of one node on which the driver runs: the labels of
-// the node restricted to the topology keys the driver reported in CSINode.
-type Node struct {
+// SelectedNode is what the requirement reads about the node the scheduler
+// picked (WaitForFirstConsumer).
+type SelectedNode struct {
 	// Name is the node's name.
 	Name string
-	// Segment maps each topology key of the driver to the node's label value.
-	Segment map[string]string
+	// Keys are the topology keys the driver reported in the node's CSINode
+	// (none when the driver is not registered there).
+	Keys []string
+	// Labels are the node's labels; nil when the node is not known.
+	Labels map[string]string
 }
 
 // Input is everything Requirement looks at.
 type Input struct {
 	// AllowedTopologies comes from the StorageClass.
 	AllowedTopologies []v1.TopologySelectorTerm
-	// SelectedNode is the node the scheduler picked (WaitForFirstConsumer),
-	// nil for immediate binding.
-	SelectedNode *Node
-	// Nodes are all nodes with the driver, used to widen the requisite list.
-	Nodes []Node
+	// ClaimName spreads immediately bound volumes over the topology
+	// segments (see preferred).
+	ClaimName string
+	// Selected is the node the scheduler picked, nil for immediate binding.
+	Selected *SelectedNode
+	// DriverKeys are the topology keys of the driver in each CSINode that
+	// lists the driver, in a stable order; immediate binding uses the first
+	// that is not empty.
+	DriverKeys [][]string
+	// NodeLabels are the labels of every node, whose values for the keys
+	// make up the segments of the cluster.
+	NodeLabels []map[string]string
 	// Strict restricts a late-bound volume to the selected node's segment
 	// (--strict-topology).
 	Strict bool
@@ -44,39 +61,151 @@ type Input struct {
 
 // Requirement returns the TopologyRequirement for CreateVolume, nil when the
 // volume has no topology constraint.
+//
+// The requisite segments are, in this order of precedence: the selected
+// node's alone under strict topology, the StorageClass's allowedTopologies,
+// or every segment of the cluster for the driver's keys. They are sorted.
+// The preferred segments are the requisite ones rotated: to the first one
+// the selected node is in, or, for immediate binding, by a hash of the claim
+// name so that volumes spread over the segments.
 func Requirement(in Input) (*csi.TopologyRequirement, error) {
-	allowed := expandTerms(in.AllowedTopologies)
-	if in.SelectedNode != nil {
-		selected := in.SelectedNode.Segment
-		if len(selected) == 0 {
-			return nil, fmt.Errorf("node %q has no topology labels for this driver: is the driver registered there (CSINode)?", in.SelectedNode.Name)
+	var selected term
+	var requisite []term
+	if s := in.Selected; s != nil {
+		var err error
+		if selected, err = selectedTerm(*s); err != nil {
+			return nil, err
 		}
 		if in.Strict {
-			return &csi.TopologyRequirement{Requisite: toCSI(selected), Preferred: toCSI(selected)}, nil
-		}
-		requisite := allowed
-		if len(requisite) == 0 {
-			requisite = clusterSegments(in.Nodes, keysOf(selected))
-		}
-		if !contains(requisite, selected) {
-			if len(allowed) > 0 {
-				return nil, fmt.Errorf("selected node %q is in topology %v, which the StorageClass's allowedTopologies do not include", in.SelectedNode.Name, selected)
+			if err := checkAllowed(in.AllowedTopologies, s.Name, selected); err != nil {
+				return nil, err
 			}
-			requisite = append(requisite, selected)
+			requisite = []term{selected}
 		}
-		return build(requisite, selected), nil
 	}
-	if len(allowed) > 0 {
-		return build(allowed, nil), nil
+	if len(requisite) == 0 {
+		var err error
+		if requisite, err = candidates(in); err != nil {
+			return nil, err
+		}
 	}
-	if !in.Immediate {
+	if len(requisite) == 0 {
+		return nil, nil // no topology, or allowedTopologies of empty terms
+	}
+	slices.SortFunc(requisite, compare)
+	requisite = slices.CompactFunc(requisite, slices.Equal)
+	preferred, err := prefer(in, requisite, selected)
+	if err != nil {
+		return nil, err
+	}
+	return &csi.TopologyRequirement{Requisite: toCSI(requisite), Preferred: toCSI(preferred)}, nil
+}
+
+// selectedTerm is the selected node's segment for the driver's keys.
+func selectedTerm(s SelectedNode) (term, error) {
+	if len(s.Keys) == 0 {
+		return nil, fmt.Errorf("no topology key found for node %s", s.Name)
+	}
+	t, ok := termOf(s.Labels, s.Keys)
+	if !ok {
+		return nil, fmt.Errorf("topology labels from selected node %v does not match topology keys from CSINode %v", s.Labels, s.Keys)
+	}
+	return t, nil
+}
+
+// checkAllowed tells whether the selected node's segment is within one of
+// the allowedTopologies (which may name fewer keys than the node has).
+func checkAllowed(allowed []v1.TopologySelectorTerm, node string, selected term) error {
+	if len(allowed) == 0 {
+		return nil
+	}
+	terms := flatten(allowed)
+	for _, t := range terms {
+		if t.subsetOf(selected) {
+			return nil
+		}
+	}
+	return fmt.Errorf("selected node '%q' topology '%v' is not in allowed topologies: %v", node, selected, terms)
+}
+
+// candidates are the requisite segments when the selected node alone is not
+// the answer: allowedTopologies, or every segment of the cluster for the
+// driver's keys; nil when the volume has no constraint.
+func candidates(in Input) ([]term, error) {
+	if len(in.AllowedTopologies) != 0 {
+		return flatten(in.AllowedTopologies), nil
+	}
+	if in.Selected == nil && !in.Immediate {
 		return nil, nil
 	}
-	segments := clusterSegments(in.Nodes, nil)
-	if len(segments) == 0 {
-		return nil, nil
+	var keys []string
+	if in.Selected != nil {
+		keys = in.Selected.Keys
+	} else if keys = firstKeys(in.DriverKeys); len(keys) == 0 {
+		// The driver has registered no topology on any node yet.
+		return nil, fmt.Errorf("no available topology found")
 	}
-	return build(segments, nil), nil
+	var terms []term
+	for _, labels := range in.NodeLabels {
+		if t, ok := termOf(labels, keys); ok {
+			terms = append(terms, t)
+		}
+	}
+	if len(terms) == 0 {
+		return nil, fmt.Errorf("topologyKeys %v were not found on any nodes", keys)
+	}
+	return terms, nil
+}
+
+func firstKeys(all [][]string) []string {
+	for _, keys := range all {
+		if len(keys) > 0 {
+			return keys
+		}
+	}
+	return nil
+}
+
+// prefer orders the (sorted) requisite segments for the preferred list.
+func prefer(in Input, requisite []term, selected term) ([]term, error) {
+	switch {
+	case in.Selected == nil:
+		hash, index := claimNameHash(in.ClaimName)
+		return rotate(requisite, int((hash+index)%uint32(len(requisite)))), nil
+	case in.Strict:
+		return requisite, nil
+	}
+	for i, t := range requisite {
+		if t.subsetOf(selected) {
+			return rotate(requisite, i), nil
+		}
+	}
+	return nil, fmt.Errorf("topology %v from selected node %q is not in requisite: %v", selected, in.Selected.Name, requisite)
+}
+
+// rotate returns terms starting at index i, wrapping around.
+func rotate(terms []term, i int) []term {
+	return append(slices.Clone(terms[i:]), terms[:i]...)
+}
+
+// claimNameHash spreads the volumes of a StatefulSet over the segments the
+// way Kubernetes' in-tree provisioners did (and upstream still does): a
+// claim named ClaimName-StatefulSetName-Index hashes StatefulSetName only,
+// offset by Index, so the replicas go round-robin and the claims of one
+// replica stay together; any other name is hashed whole.
+func claimNameHash(name string) (hash, index uint32) {
+	base := name
+	if dash := strings.LastIndexByte(name, '-'); dash >= 0 {
+		if id, err := strconv.ParseUint(name[dash+1:], 10, 32); err == nil {
+			index, base = uint32(id), name[:dash]
+			if dash := strings.LastIndexByte(base, '-'); dash >= 0 {
+				base = base[dash+1:]
+			}
+		}
+	}
+	h := fnv.New32()
+	_, _ = h.Write([]byte(base))
+	return h.Sum32(), index
 }
 
 // NodeAffinity turns the accessible topology of a created volume into the
@@ -88,7 +217,7 @@ func NodeAffinity(accessible []*csi.Topology) *v1.VolumeNodeAffinity {
 			continue
 		}
 		var exprs []v1.NodeSelectorRequirement
-		for _, k := range sortedKeys(t.GetSegments()) {
+		for _, k := range slices.Sorted(maps.Keys(t.GetSegments())) {
 			exprs = append(exprs, v1.NodeSelectorRequirement{Key: k, Operator: v1.NodeSelectorOpIn, Values: []string{t.GetSegments()[k]}})
 		}
 		terms = append(terms, v1.NodeSelectorTerm{MatchExpressions: exprs})
@@ -97,138 +226,4 @@ func NodeAffinity(accessible []*csi.Topology) *v1.VolumeNodeAffinity {
 		return nil
 	}
 	return &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: terms}}
-}
-
-// build returns a requirement whose preferred list starts with first (if
-// any) followed by the rest of requisite in a stable order.
-func build(requisite []map[string]string, first map[string]string) *csi.TopologyRequirement {
-	sortSegments(requisite)
-	preferred := make([]map[string]string, 0, len(requisite))
-	if first != nil {
-		preferred = append(preferred, first)
-	}
-	for _, s := range requisite {
-		if first == nil || !equal(s, first) {
-			preferred = append(preferred, s)
-		}
-	}
-	return &csi.TopologyRequirement{Requisite: toCSI(requisite...), Preferred: toCSI(preferred...)}
-}
-
-// expandTerms turns allowedTopologies into segments: each term is the
-// cartesian product of its expressions' values.
-func expandTerms(terms []v1.TopologySelectorTerm) []map[string]string {
-	var out []map[string]string
-	for _, term := range terms {
-		product := []map[string]string{{}}
-		for _, expr := range term.MatchLabelExpressions {
-			var next []map[string]string
-			for _, partial := range product {
-				for _, value := range expr.Values {
-					seg := copyMap(partial)
-					seg[expr.Key] = value
-					next = append(next, seg)
-				}
-			}
-			product = next
-		}
-		for _, seg := range product {
-			if len(seg) > 0 && !contains(out, seg) {
-				out = append(out, seg)
-			}
-		}
-	}
-	return out
-}
-
-// clusterSegments returns the distinct segments of all nodes, restricted to
-// nodes whose keys equal keys when keys is non-nil.
-func clusterSegments(nodes []Node, keys []string) []map[string]string {
-	var out []map[string]string
-	for _, n := range nodes {
-		if len(n.Segment) == 0 || (keys != nil && strings.Join(keysOf(n.Segment), ",") != strings.Join(keys, ",")) {
-			continue
-		}
-		if !contains(out, n.Segment) {
-			out = append(out, n.Segment)
-		}
-	}
-	return out
-}
-
-func toCSI(segments ...map[string]string) []*csi.Topology {
-	out := make([]*csi.Topology, 0, len(segments))
-	for _, s := range segments {
-		out = append(out, &csi.Topology{Segments: copyMap(s)})
-	}
-	return out
-}
-
-func contains(list []map[string]string, seg map[string]string) bool {
-	for _, s := range list {
-		if equal(s, seg) {
-			return true
-		}
-	}
-	return false
-}
-
-func equal(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if w, ok := b[k]; !ok || w != v {
-			return false
-		}
-	}
-	return true
-}
-
-func sortSegments(segs []map[string]string) {
-	sort.SliceStable(segs, func(i, j int) bool { return key(segs[i]) < key(segs[j]) })
-}
-
-func key(seg map[string]string) string {
-	var b strings.Builder
-	for _, k := range sortedKeys(seg) {
-		b.WriteString(k + "=" + seg[k] + ",")
-	}
-	return b.String()
-}
-
-func keysOf(m map[string]string) []string { return sortedKeys(m) }
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func copyMap(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
-// SegmentOf returns the node's segment: its labels for the driver's keys.
-// A node missing one of the labels has no usable segment (nil).
-func SegmentOf(labels map[string]string, keys []string) map[string]string {
-	if len(keys) == 0 {
-		return nil
-	}
-	seg := make(map[string]string, len(keys))
-	for _, k := range keys {
-		v, ok := labels[k]
-		if !ok {
-			return nil
-		}
-		seg[k] = v
-	}
-	return seg
 }
