@@ -60,7 +60,7 @@ func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptio
 		return nil, state, err
 	}
 	return buildVolume(volumeInput{opts: p.opts, claim: opts.PVC, class: opts.StorageClass, pvName: opts.PVName, driverName: p.driverName,
-		identity: p.identity, fsType: requestedFSType(req), created: created, secrets: refs}), controller.ProvisioningFinished, nil
+		identity: p.identity, topology: p.caps.AccessibilityConstraints, fsType: requestedFSType(req), created: created, secrets: refs}), controller.ProvisioningFinished, nil
 }
 
 // abandon undoes an attempt whose claim was deleted while its CreateVolume

@@ -29,9 +29,12 @@ type volumeInput struct {
 	pvName     string
 	driverName string
 	identity   string // the provisioner's, see Identity
-	fsType     string
-	created    *csi.Volume
-	secrets    classparams.SecretRefs
+	// topology: the driver is topology-aware, so its accessible topology
+	// becomes the PV's node affinity (upstream ignores it otherwise).
+	topology bool
+	fsType   string
+	created  *csi.Volume
+	secrets  classparams.SecretRefs
 }
 
 // buildVolume returns the PV for a volume the driver created. The
@@ -69,8 +72,10 @@ func buildVolume(in volumeInput) *v1.PersistentVolume {
 			MountOptions:                  in.class.MountOptions,
 			VolumeMode:                    in.claim.Spec.VolumeMode,
 			PersistentVolumeSource:        v1.PersistentVolumeSource{CSI: source},
-			NodeAffinity:                  topology.NodeAffinity(in.created.GetAccessibleTopology()),
 		},
+	}
+	if in.topology {
+		pv.Spec.NodeAffinity = topology.NodeAffinity(in.created.GetAccessibleTopology())
 	}
 	pv.Annotations = secretAnnotations(in.secrets)
 	return pv

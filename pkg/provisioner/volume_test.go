@@ -43,7 +43,7 @@ func accessibleIn(segments ...map[string]string) createdOption {
 // answer, with the default options and fsType ext4.
 func volumeFor(claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass, created *csi.Volume) volumeInput {
 	return volumeInput{opts: defaultOpts, claim: claim, class: class, pvName: pvName, driverName: driver,
-		identity: testIdentity, fsType: "ext4", created: created}
+		identity: testIdentity, topology: true, fsType: "ext4", created: created}
 }
 
 func TestBuildVolume(t *testing.T) {
@@ -265,11 +265,14 @@ func TestBuildVolumeNodeAffinity(t *testing.T) {
 		return v1.NodeSelectorRequirement{Key: key, Operator: v1.NodeSelectorOpIn, Values: []string{value}}
 	}
 	tests := []struct {
-		name    string
-		created *csi.Volume
-		want    *v1.VolumeNodeAffinity
+		name             string
+		created          *csi.Volume
+		notTopologyAware bool
+		want             *v1.VolumeNodeAffinity
 	}{
 		{name: "a volume without accessible topology has no node affinity", created: newCreated()},
+		{name: "the accessible topology of a driver without VOLUME_ACCESSIBILITY_CONSTRAINTS is ignored, as upstream",
+			created: newCreated(accessibleIn(map[string]string{"zone": "a"})), notTopologyAware: true},
 		{name: "a volume accessible in one zone is pinned to that zone",
 			created: newCreated(accessibleIn(map[string]string{"zone": "a"})),
 			want: &v1.VolumeNodeAffinity{Required: &v1.NodeSelector{NodeSelectorTerms: []v1.NodeSelectorTerm{
@@ -284,7 +287,9 @@ func TestBuildVolumeNodeAffinity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := buildVolume(volumeFor(newClaim(), newClass(), tt.created)).Spec.NodeAffinity
+			in := volumeFor(newClaim(), newClass(), tt.created)
+			in.topology = !tt.notTopologyAware
+			got := buildVolume(in).Spec.NodeAffinity
 			if !apiequality.Semantic.DeepEqual(got, tt.want) {
 				t.Errorf("node affinity differs (-want +got):\n%s", diff.Diff(tt.want, got))
 			}
