@@ -28,6 +28,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
@@ -55,6 +56,7 @@ var knownKinds = map[schema.GroupVersionKind]func() any{
 	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshot"):         func() any { return &snapv1.VolumeSnapshot{} },
 	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass"):    func() any { return &snapv1.VolumeSnapshotClass{} },
 	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotContent"):  func() any { return &snapv1.VolumeSnapshotContent{} },
+	snapv1alpha1.SchemeGroupVersion.WithKind(snapv1alpha1.Kind):  func() any { return &snapv1alpha1.VolumeSnapshotLink{} },
 
 	// Kinds whose Go types this module does not build with decode into
 	// unstructured objects, without the strict field check: the CRDs of
@@ -289,6 +291,9 @@ var (
 		"PersistentVolumeClaim prod/foo",
 		"VolumeSnapshot prod/foo-backup",
 		"VolumeSnapshotClass csi-example-snapclass",
+		"ReferenceGrant prod/bar-links",
+		"VolumeSnapshotLink test/foo-link",
+		"PersistentVolumeClaim test/foo-testing-via-link",
 	}
 )
 
