@@ -9,8 +9,8 @@ import (
 
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/xns-csi/csi-provisioner/test/csitest"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/test/csitest"
 )
 
 func TestSameNamespaceCloneProtectsItsSourceUntilThePVExists(t *testing.T) {

@@ -85,8 +85,9 @@ func TestGrantRevokedBeforeProvisioningIsRefused(t *testing.T) {
 	e := startEnv(t, knownSnapshots("prod/foo-backup"))
 	e.createSnapshot("prod", "foo-backup", true)
 	e.createGrant("prod", "bar", "test", "foo-backup")
+	probe := e.probeGrant("test", "prod", "foo-backup")
 	e.deleteGrant("prod", "bar")
-	e.settle() // let the deletion reach the cache, as it would before a later claim
+	probe.waitRevoked() // the deletion reaches the cache, as it would before a later claim
 	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
 	e.waitForEvent(claim, v1.EventTypeWarning, "ProvisioningFailed", noGrantEvent)
 	e.noPV(claim)
@@ -95,20 +96,29 @@ func TestGrantRevokedBeforeProvisioningIsRefused(t *testing.T) {
 func TestGrantRevokedDuringCreateVolumeLetsTheAttemptFinish(t *testing.T) {
 	// KEP-3294, Security, case 2: an attempt already past the check may finish.
 	e, claim, release := startStory1InFlight(t)
+	probe := e.probeGrant("test", "prod", "foo-backup")
 	e.deleteGrant("prod", "bar")
+	// Only once the sidecar's cache refuses the reference does the attempt
+	// show that it is not checked again.
+	probe.waitRevoked()
 	close(release)
 	e.waitForPV(claim)
 }
 
 func TestGrantDeletedAfterProvisioningLeavesTheVolume(t *testing.T) {
-	e := startEnv(t, knownSnapshots("prod/foo-backup"))
+	e := startEnv(t, knownSnapshots("prod/foo-backup"), oneProvisioningWorker())
 	e.createSnapshot("prod", "foo-backup", true)
 	e.createGrant("prod", "bar", "test", "foo-backup")
 	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
 	pv := e.waitForPV(claim)
+	probe := e.probeGrant("test", "prod", "foo-backup")
 
 	e.deleteGrant("prod", "bar")
-	e.settle()
+	// The deletion re-queues the claims waiting on grants in prod: the probe
+	// and the claim (no PV controller binds it here). The one worker then
+	// decides on both before it provisions the barrier's claim.
+	probe.waitRevoked()
+	e.claimsSeen()
 	if _, err := e.kube.CoreV1().PersistentVolumes().Get(e.ctx, pv.Name, metav1.GetOptions{}); err != nil {
 		t.Fatalf("PV is gone after the grant was deleted: %v", err)
 	}

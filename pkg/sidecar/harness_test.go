@@ -27,9 +27,9 @@ import (
 	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
 
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
+	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/test/csitest"
 	"github.com/xns-csi/csi-provisioner/test/discoverytest"
-	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 )
 
 // The component tests run the real sidecar wiring (ProvisionController,
@@ -56,15 +56,21 @@ type env struct {
 	grantAPI *discoveryStub
 	// releases counts snapshot finalizer removals (see recordReleases).
 	releases atomic.Int32
+	// protectionWorkers is the number of source-protection workers;
+	// barriers counts the objects the barriers created.
+	protectionWorkers int
+	barriers          int
 }
 
 type envConfig struct {
-	crossNamespace bool
-	grantAPIServed bool
-	driverOpts     []csitest.Option
-	timeout        time.Duration
-	backoff        time.Duration
-	beforeStart    []func(*env)
+	crossNamespace    bool
+	grantAPIServed    bool
+	driverOpts        []csitest.Option
+	timeout           time.Duration
+	backoff           time.Duration
+	workers           int
+	protectionWorkers int
+	beforeStart       []func(*env)
 }
 
 type envOption func(*envConfig)
@@ -72,6 +78,13 @@ type envOption func(*envConfig)
 func gateOff() envOption                   { return func(c *envConfig) { c.crossNamespace = false } }
 func grantCRDAbsent() envOption            { return func(c *envConfig) { c.grantAPIServed = false } }
 func csiTimeout(d time.Duration) envOption { return func(c *envConfig) { c.timeout = d } }
+
+// oneProvisioningWorker and oneProtectionWorker let the provisioning and
+// the source-protection queues be worked by one worker each, in order, so
+// that a barrier (see barriers_test.go) shows what was queued before it is
+// done.
+func oneProvisioningWorker() envOption { return func(c *envConfig) { c.workers = 1 } }
+func oneProtectionWorker() envOption   { return func(c *envConfig) { c.protectionWorkers = 1 } }
 
 // beforeStart runs f on the environment before the sidecar starts, e.g. to
 // add reactors to the fake clientsets.
@@ -89,7 +102,8 @@ func driverWith(o ...csitest.Option) envOption {
 // claim that provisions after a refusal was re-queued by an event.
 func startEnv(t *testing.T, options ...envOption) *env {
 	t.Helper()
-	cfg := envConfig{crossNamespace: true, grantAPIServed: true, timeout: 5 * time.Second, backoff: time.Hour}
+	cfg := envConfig{crossNamespace: true, grantAPIServed: true, timeout: 5 * time.Second, backoff: time.Hour,
+		workers: 4, protectionWorkers: 4}
 	for _, o := range options {
 		o(&cfg)
 	}
@@ -97,7 +111,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	ctx, cancel := context.WithCancel(ctx)
 	e := &env{t: t, ctx: ctx, kube: kubefake.NewClientset(), snaps: snapfake.NewSimpleClientset(),
 		gateway: gatewayfake.NewSimpleClientset(), registry: prometheus.NewRegistry(),
-		grantAPI: &discoveryStub{discoverytest.New()}}
+		grantAPI: &discoveryStub{discoverytest.New()}, protectionWorkers: cfg.protectionWorkers}
 	if cfg.grantAPIServed {
 		e.grantAPI.serve(grantResources)
 	}
@@ -108,7 +122,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	e.createClass(className, nil)
 
 	opts := NewOptions()
-	opts.WorkerThreads, opts.ResyncPeriod = 4, 0
+	opts.WorkerThreads, opts.FinalizerThreads, opts.ResyncPeriod = cfg.workers, cfg.protectionWorkers, 0
 	opts.RetryIntervalStart, opts.RetryIntervalMax = cfg.backoff, cfg.backoff
 	opts.Timeout = cfg.timeout
 	if cfg.crossNamespace {
@@ -303,21 +317,39 @@ func (e *env) noPV(claim *v1.PersistentVolumeClaim) {
 // message contain the given strings, and returns it.
 func (e *env) waitForEvent(claim *v1.PersistentVolumeClaim, eventType, reason, messagePart string) v1.Event {
 	e.t.Helper()
-	var found v1.Event
+	var found []v1.Event
 	e.waitFor(fmt.Sprintf("%s event %s %q on %s", eventType, reason, messagePart, claim.Name), func() bool {
-		events, err := e.kube.CoreV1().Events(claim.Namespace).List(e.ctx, metav1.ListOptions{})
-		if err != nil {
-			return false
-		}
-		for _, ev := range events.Items {
-			if ev.InvolvedObject.Name == claim.Name && ev.Type == eventType && ev.Reason == reason && strings.Contains(ev.Message, messagePart) {
-				found = ev
-				return true
-			}
-		}
-		return false
+		found = e.events(claim, eventType, reason, messagePart)
+		return len(found) > 0
 	})
-	return found
+	return found[0]
+}
+
+// eventCount returns how many times the events on the claim whose type,
+// reason and message contain the given strings were recorded (repeated
+// events are counted in one event's count).
+func (e *env) eventCount(claim *v1.PersistentVolumeClaim, eventType, reason, messagePart string) int32 {
+	var n int32
+	for _, ev := range e.events(claim, eventType, reason, messagePart) {
+		n += max(ev.Count, 1)
+	}
+	return n
+}
+
+// events returns the events on the claim whose type, reason and message
+// contain the given strings.
+func (e *env) events(claim *v1.PersistentVolumeClaim, eventType, reason, messagePart string) []v1.Event {
+	events, err := e.kube.CoreV1().Events(claim.Namespace).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil
+	}
+	var out []v1.Event
+	for _, ev := range events.Items {
+		if ev.InvolvedObject.Name == claim.Name && ev.Type == eventType && ev.Reason == reason && strings.Contains(ev.Message, messagePart) {
+			out = append(out, ev)
+		}
+	}
+	return out
 }
 
 // createRequests returns the CreateVolume requests the driver got for the
@@ -341,10 +373,6 @@ func (e *env) waitFor(what string, cond func() bool) {
 		e.t.Fatalf("timed out waiting for %s", what)
 	}
 }
-
-// settle gives the sidecar time to act on something it must NOT act on.
-// It makes a negative assertion meaningful; it is not a speed assertion.
-func (e *env) settle() { time.Sleep(500 * time.Millisecond) }
 
 // --- discovery -------------------------------------------------------------
 

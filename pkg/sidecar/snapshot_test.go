@@ -8,8 +8,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/xns-csi/csi-provisioner/test/csitest"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/test/csitest"
 )
 
 func TestSnapshotNotReadyThenReadyIsProvisionedOnTheSnapshotEvent(t *testing.T) {
@@ -117,13 +117,13 @@ func (e *env) snapshotFinalizers(namespace, name string) []string {
 // another driver added it for its own pending claim, and this one must not
 // release it, although its cache trims that claim to what it needs.
 func TestSnapshotFinalizerStaysWhileAnotherProvisionersClaimRestores(t *testing.T) {
-	e := startEnv(t, knownSnapshots("prod/foo-backup"))
+	e := startEnv(t, knownSnapshots("prod/foo-backup"), oneProtectionWorker())
 	e.createSnapshot("prod", "foo-backup", true)
 	e.createGrant("prod", "bar", "test", "foo-backup")
 	e.createClaim("test", "theirs", fromSnapshot("prod", "foo-backup"), func(c *v1.PersistentVolumeClaim) {
 		c.Annotations["volume.kubernetes.io/storage-provisioner"] = "other.example.com"
 	})
-	e.settle() // the claim reaches this sidecar's cache
+	e.claimsSeen() // the claim reaches this sidecar's cache
 	snap, err := e.snaps.SnapshotV1().VolumeSnapshots("prod").Get(e.ctx, "foo-backup", metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestSnapshotFinalizerStaysWhileAnotherProvisionersClaimRestores(t *testing.
 	if _, err := e.snaps.SnapshotV1().VolumeSnapshots("prod").Update(e.ctx, snap, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.settle() // the update reaches this sidecar's source protection
+	e.protectionSeen() // this sidecar's source protection has decided on the update
 	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, datasource.SnapshotFinalizer) {
 		t.Errorf("snapshot finalizers = %v: this sidecar released the finalizer another provisioner's pending claim needs", f)
 	}

@@ -185,7 +185,7 @@ func TestNothingIsReleasedBeforeTheCachesSync(t *testing.T) {
 	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "prod", ResourceVersion: "1",
 		Finalizers: []string{datasource.SnapshotFinalizer}}}
 	client := snapfake.NewSimpleClientset(snap)
-	reads := &countingCache{staleCache: staleCache{snap}}
+	reads := &watchedCache{staleCache: staleCache{snap}, reads: make(chan struct{}, 16)}
 	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{requeue.SourceIndex: requeue.IndexBySource})
 	var synced atomic.Bool
 	asked := make(chan struct{}, 1)
@@ -209,37 +209,32 @@ func TestNothingIsReleasedBeforeTheCachesSync(t *testing.T) {
 		<-done
 	})
 	p.Recheck(prodSnap) // the snapshot carries the finalizer, as after a restart
-	select {
-	case <-asked:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Run does not wait for the caches to sync")
-	}
+	await(t, asked, "Run to ask whether the caches have synced")
 
 	// The initial list brings the pending claim; then the cache has synced.
 	if err := indexer.Add(pendingClaim("prod", "a", prodSnap)); err != nil {
 		t.Fatal(err)
 	}
 	synced.Store(true)
-	waitFor(t, "the snapshot to be looked at", func() bool { return reads.count() >= 1 })
+	await(t, reads.reads, "the snapshot to be looked at")
 	p.Recheck(prodSnap) // queued behind the first look, so a second read means the first is done
-	waitFor(t, "the snapshot to be looked at again", func() bool { return reads.count() >= 2 })
+	await(t, reads.reads, "the snapshot to be looked at again")
 	if n := patches(client); n != 0 {
 		t.Errorf("%d patches: the snapshot was released while a claim restores it", n)
 	}
 }
 
-// countingCache counts the reads of a staleCache.
-type countingCache struct {
+// watchedCache is a staleCache that reports each read on reads, whose
+// buffer must hold every read the test does not receive.
+type watchedCache struct {
 	staleCache
-	reads atomic.Int32
+	reads chan struct{}
 }
 
-func (c *countingCache) GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
-	c.reads.Add(1)
+func (c *watchedCache) GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
+	c.reads <- struct{}{}
 	return c.staleCache.GetSnapshot(namespace, name)
 }
-
-func (c *countingCache) count() int { return int(c.reads.Load()) }
 
 // staleCache always returns the snapshot as it was, as a lagging informer
 // would right after a patch.
@@ -266,13 +261,12 @@ func finalizers(t *testing.T, client *snapfake.Clientset) []string {
 	return s.Finalizers
 }
 
-func waitFor(t *testing.T, what string, cond func() bool) {
+// await receives from ch, failing the test rather than hanging.
+func await(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
 	}
 }
