@@ -98,9 +98,12 @@ func testGrantCreatedAfterClaim(t *testing.T) {
 	sourceWithSnapshot(t, world.Local, prod, class, "snap", "late data")
 	createPVC(t, test, "waiting", class, restoring(prod, "snap"))
 	waitEvent(t, test, "waiting", "ProvisioningFailed", "no ReferenceGrant")
-	// Let the claim's retry backoff grow, so the logged latency shows the
-	// grant event's re-queue rather than an early retry.
-	time.Sleep(5 * time.Second)
+	// Let the claim's retry backoff grow (one second, doubling): after its
+	// third refusal the next retry is four seconds away, so the logged
+	// latency shows the grant event's re-queue rather than a retry.
+	waitFor(t, "the claim to be refused three times", func(context.Context) bool {
+		return metric(t, world.Local.Sidecars[0], "cross_namespace_persistentvolumeclaim_provision_failed_total", class) >= 3
+	})
 
 	start := time.Now()
 	grant(t, prod, "late", test, "")
@@ -122,12 +125,13 @@ func testGrantRevoked(t *testing.T) {
 
 	revoke(t, prod, "kept")
 	createPVC(t, test, "after-revoke", class, restoring(prod, "snap"))
+	// The refusal shows that the sidecar has the revocation.
 	waitEvent(t, test, "after-revoke", "ProvisioningFailed", "no ReferenceGrant")
 	staysPending(t, test, "after-revoke")
 
-	time.Sleep(3 * time.Second)
-	if _, err := world.Kube.CoreV1().PersistentVolumes().Get(context.Background(), pv.Name, metav1.GetOptions{}); err != nil {
-		t.Fatalf("the PV of the bound claim is gone after the grant was deleted: %v", err)
+	current, err := world.Kube.CoreV1().PersistentVolumes().Get(context.Background(), pv.Name, metav1.GetOptions{})
+	if err != nil || current.DeletionTimestamp != nil {
+		t.Fatalf("the PV of the bound claim is gone or being deleted after the grant was deleted (err %v)", err)
 	}
 	if got := readData(t, world.Local, pv); !strings.Contains(got, "data") {
 		t.Errorf("the bound volume's data changed: %q", got)

@@ -65,8 +65,8 @@ func testSameNamespaceSources(t *testing.T) {
 	}
 
 	createPVC(t, ns, "populated", class, populatedBy("hello.example.com", "Hello", "h1"))
+	// The event is sent by the very decision to leave the claim alone.
 	waitEvent(t, ns, "populated", "WaitingForPopulator", "Hello.hello.example.com")
-	time.Sleep(2 * time.Second)
 	staysPending(t, ns, "populated")
 }
 
