@@ -88,6 +88,21 @@ func (d *Driver) Create(req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse
 	return &csi.CreateVolumeResponse{Volume: proto.CloneOf(vol)}, nil
 }
 
+// GetCapacity records the request and answers it with the GetCapacityHook,
+// or Unimplemented without one.
+func (d *Driver) GetCapacity(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+	d.mu.Lock()
+	d.capacityReqs = append(d.capacityReqs, proto.CloneOf(req))
+	hook := d.capacityHook
+	d.mu.Unlock()
+
+	if hook == nil {
+		return nil, status.Error(codes.Unimplemented, "GetCapacity is not implemented: the test set no GetCapacityHook")
+	}
+	// Outside the lock: a hook may block until ctx is done.
+	return hook(ctx, req)
+}
+
 // DeleteVolume records the request and removes the volume. Deleting an
 // unknown volume succeeds, as the CSI spec requires.
 func (d *Driver) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {

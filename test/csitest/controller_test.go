@@ -309,3 +309,48 @@ func TestConcurrentCreateVolumeWithOneNameCreatesOneVolume(t *testing.T) {
 		t.Errorf("driver has %d volumes, want 1", n)
 	}
 }
+
+func TestGetCapacity(t *testing.T) {
+	req := &csi.GetCapacityRequest{
+		Parameters:         map[string]string{"type": "fast"},
+		AccessibleTopology: &csi.Topology{Segments: map[string]string{"zone": "a"}},
+	}
+	errInjected := status.Error(codes.Unavailable, "injected")
+	tests := map[string]struct {
+		hook     GetCapacityHook
+		want     *csi.GetCapacityResponse
+		wantCode codes.Code
+	}{
+		"without a hook the driver has no GetCapacity": {wantCode: codes.Unimplemented},
+		"the hook's answer is returned": {
+			hook: func(_ context.Context, got *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+				return &csi.GetCapacityResponse{AvailableCapacity: int64(len(got.GetAccessibleTopology().GetSegments())) * gib}, nil
+			},
+			want: &csi.GetCapacityResponse{AvailableCapacity: gib},
+		},
+		"the hook's error is returned": {
+			hook: func(context.Context, *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error) {
+				return nil, errInjected
+			},
+			wantCode: codes.Unavailable,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			d := Start(t)
+			d.SetGetCapacityHook(tc.hook)
+
+			resp, err := d.GetCapacity(t.Context(), req)
+
+			if got := status.Code(err); got != tc.wantCode {
+				t.Fatalf("GetCapacity: code %v (%v), want %v", got, err, tc.wantCode)
+			}
+			if tc.want != nil && !proto.Equal(resp, tc.want) {
+				t.Errorf("GetCapacity = %v, want %v", resp, tc.want)
+			}
+			if got := d.GetCapacityRequests(); len(got) != 1 || !proto.Equal(got[0], req) {
+				t.Errorf("driver recorded %v, want the one request %v", got, req)
+			}
+		})
+	}
+}

@@ -37,6 +37,11 @@ const Version = "0.0.1"
 // block until ctx is done: the client then sees DeadlineExceeded.
 type CreateVolumeHook func(ctx context.Context, req *csi.CreateVolumeRequest) (resp *csi.CreateVolumeResponse, err error, handled bool)
 
+// GetCapacityHook answers a GetCapacity call. The driver has no capacity of
+// its own: without a hook, GetCapacity is Unimplemented, as it was before
+// the hook existed.
+type GetCapacityHook func(ctx context.Context, req *csi.GetCapacityRequest) (*csi.GetCapacityResponse, error)
+
 // Driver is an in-memory CSI driver. All methods are safe for concurrent use.
 type Driver struct {
 	csi.UnimplementedIdentityServer
@@ -58,6 +63,8 @@ type Driver struct {
 	createRequests []*csi.CreateVolumeRequest
 	deleteRequests []*csi.DeleteVolumeRequest
 	createHook     CreateVolumeHook
+	capacityReqs   []*csi.GetCapacityRequest
+	capacityHook   GetCapacityHook
 }
 
 var (
@@ -105,6 +112,22 @@ func (d *Driver) SetCreateVolumeHook(hook CreateVolumeHook) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.createHook = hook
+}
+
+// SetGetCapacityHook installs hook to answer subsequent GetCapacity calls;
+// nil removes it.
+func (d *Driver) SetGetCapacityHook(hook GetCapacityHook) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.capacityHook = hook
+}
+
+// GetCapacityRequests returns copies of all GetCapacity requests the driver
+// received, in the order they arrived, including failed ones.
+func (d *Driver) GetCapacityRequests() []*csi.GetCapacityRequest {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return cloneAll(d.capacityReqs)
 }
 
 func cloneAll[M proto.Message](in []M) []M {

@@ -17,10 +17,11 @@ var controllerCapabilities = []csi.ControllerServiceCapability_RPC_Type{
 	csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT,
 	csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
 	csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
+	csi.ControllerServiceCapability_RPC_GET_CAPACITY,
 }
 
 // ControllerGetCapabilities reports creating and deleting volumes and
-// snapshots, listing snapshots, and cloning.
+// snapshots, listing snapshots, cloning, and reporting capacity.
 func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
 	resp := &csi.ControllerGetCapabilitiesResponse{}
 	for _, c := range controllerCapabilities {

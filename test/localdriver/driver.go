@@ -21,14 +21,19 @@
 // volume's directory instead of mounting anything, so the driver needs no
 // privileges; Block volumes are directories too, and the readonly flag is
 // not enforced. Capacity is bookkeeping only: nothing stops a volume from
-// holding more than it. One mutex serializes every call, copies included,
-// which is fine for the test-sized data the driver is meant for.
+// holding more than it, and GetCapacity reports the configured pool less
+// what the volumes and snapshots hold. With a topology configured, the
+// driver's storage sits in that one segment: NodeGetInfo reports it,
+// volumes are accessible there, and GetCapacity reports capacity for it
+// and none for other segments. One mutex serializes every call, copies
+// included, which is fine for the test-sized data the driver is meant for.
 package localdriver
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -46,6 +51,10 @@ const DefaultName = "local.csi.example.com"
 // DefaultCapacityBytes is the capacity of a new volume whose request asks
 // for no particular size and has no content source.
 const DefaultCapacityBytes int64 = 1 << 20
+
+// DefaultCapacityPoolBytes is the pool GetCapacity reports from when
+// Config.CapacityBytes is not set.
+const DefaultCapacityPoolBytes int64 = 100 << 30
 
 // Version is the vendor version that GetPluginInfo reports.
 const Version = "0.1.0"
@@ -71,6 +80,13 @@ type Config struct {
 	// long first, like a driver that copies a lot of data. Tests use it to
 	// act while a restore is in flight.
 	RestoreDelay time.Duration
+	// CapacityBytes is the size of the storage pool that GetCapacity
+	// reports from; zero means DefaultCapacityPoolBytes.
+	CapacityBytes int64
+	// Topology is the topology segment of the driver's storage, e.g.
+	// {"topology.local.csi.example.com/node": "node-1"}; empty means none
+	// (the storage is reachable from everywhere, as before).
+	Topology map[string]string
 }
 
 // Validate checks every field Run needs. It changes nothing.
@@ -97,6 +113,14 @@ func (c Config) validateDriver() error {
 	if c.NodeID == "" {
 		errs = append(errs, errors.New("node ID is empty"))
 	}
+	if c.CapacityBytes < 0 {
+		errs = append(errs, fmt.Errorf("capacity of %d bytes is negative", c.CapacityBytes))
+	}
+	for k := range c.Topology {
+		if k == "" {
+			errs = append(errs, errors.New("topology has an empty key"))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -110,6 +134,10 @@ type Driver struct {
 	nodeID       string
 	layout       layout
 	restoreDelay time.Duration
+	// capacityBytes is the pool size; topology the storage's segment, nil
+	// for none.
+	capacityBytes int64
+	topology      map[string]string
 
 	// mu guards the maps and every change on disk below the state
 	// directory; the maps mirror the metadata files.
@@ -140,11 +168,18 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 		return nil, fmt.Errorf("resolve state directory %q: %w", cfg.StateDir, err)
 	}
 	d := &Driver{
-		name:         cfg.Name,
-		nodeID:       cfg.NodeID,
-		layout:       layout{root: root},
-		restoreDelay: cfg.RestoreDelay,
-		restoring:    map[string]int{},
+		name:          cfg.Name,
+		nodeID:        cfg.NodeID,
+		layout:        layout{root: root},
+		restoreDelay:  cfg.RestoreDelay,
+		restoring:     map[string]int{},
+		capacityBytes: cfg.CapacityBytes,
+	}
+	if d.capacityBytes == 0 {
+		d.capacityBytes = DefaultCapacityPoolBytes
+	}
+	if len(cfg.Topology) > 0 {
+		d.topology = maps.Clone(cfg.Topology)
 	}
 	if err := d.load(ctx); err != nil {
 		return nil, fmt.Errorf("load state from %s: %w", root, err)

@@ -12,14 +12,21 @@ func (d *Driver) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi
 	return &csi.GetPluginInfoResponse{Name: d.name, VendorVersion: Version}, nil
 }
 
-// GetPluginCapabilities reports the Controller service. The driver reports
+// GetPluginCapabilities reports the Controller service, and accessibility
+// constraints when a topology is configured. Without one the driver reports
 // no topology: its volumes are reachable wherever its state directory is.
 func (d *Driver) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
-	return &csi.GetPluginCapabilitiesResponse{Capabilities: []*csi.PluginCapability{{
-		Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{
-			Type: csi.PluginCapability_Service_CONTROLLER_SERVICE,
-		}},
-	}}}, nil
+	services := []csi.PluginCapability_Service_Type{csi.PluginCapability_Service_CONTROLLER_SERVICE}
+	if d.topology != nil {
+		services = append(services, csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS)
+	}
+	resp := &csi.GetPluginCapabilitiesResponse{}
+	for _, s := range services {
+		resp.Capabilities = append(resp.Capabilities, &csi.PluginCapability{
+			Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: s}},
+		})
+	}
+	return resp, nil
 }
 
 // Probe reports the driver as ready: New has loaded its state by the time

@@ -13,10 +13,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// NodeGetInfo reports the configured node ID, no volume limit and no
-// topology.
+// NodeGetInfo reports the configured node ID, no volume limit, and the
+// configured topology, if any.
 func (d *Driver) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
-	return &csi.NodeGetInfoResponse{NodeId: d.nodeID}, nil
+	return &csi.NodeGetInfoResponse{NodeId: d.nodeID, AccessibleTopology: d.accessibleTopology()}, nil
 }
 
 // NodeGetCapabilities reports no optional Node RPCs: publishing is a

@@ -18,6 +18,9 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	if err := validateCreateVolume(req); err != nil {
 		return nil, err
 	}
+	if err := d.checkAccessibility(req.GetAccessibilityRequirements()); err != nil {
+		return nil, err
+	}
 	logger := klog.FromContext(ctx)
 	if id := req.GetVolumeContentSource().GetSnapshot().GetSnapshotId(); id != "" {
 		defer d.markRestoring(id)()
@@ -34,7 +37,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 		if err := compatible(vol, req); err != nil {
 			return nil, err
 		}
-		return &csi.CreateVolumeResponse{Volume: vol.csiVolume()}, nil
+		return &csi.CreateVolumeResponse{Volume: d.csiVolume(vol)}, nil
 	}
 
 	src, err := d.resolveSource(req.GetVolumeContentSource())
@@ -59,7 +62,7 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	d.volumes[vol.ID] = vol
 	d.volumeByName[vol.Name] = vol.ID
 	logger.Info("Created volume", "volumeID", vol.ID, "name", vol.Name, "capacityBytes", vol.CapacityBytes, "source", src.description)
-	return &csi.CreateVolumeResponse{Volume: vol.csiVolume()}, nil
+	return &csi.CreateVolumeResponse{Volume: d.csiVolume(vol)}, nil
 }
 
 // DeleteVolume removes a volume and its data. Deleting a volume that does
@@ -84,13 +87,18 @@ func (d *Driver) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest)
 	return &csi.DeleteVolumeResponse{}, nil
 }
 
-// csiVolume is the volume as CreateVolume reports it.
-func (v *volumeRecord) csiVolume() *csi.Volume {
-	return &csi.Volume{
+// csiVolume is the volume as CreateVolume reports it: accessible in the
+// driver's topology segment, if it has one.
+func (d *Driver) csiVolume(v *volumeRecord) *csi.Volume {
+	vol := &csi.Volume{
 		VolumeId:      v.ID,
 		CapacityBytes: v.CapacityBytes,
 		ContentSource: v.Source.contentSource(),
 	}
+	if top := d.accessibleTopology(); top != nil {
+		vol.AccessibleTopology = []*csi.Topology{top}
+	}
+	return vol
 }
 
 // validateCreateVolume checks what CreateVolume needs before it looks at

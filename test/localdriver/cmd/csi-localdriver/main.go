@@ -26,6 +26,12 @@ func main() {
 	fs.StringVar(&cfg.Name, "name", localdriver.DefaultName, "CSI driver name")
 	fs.StringVar(&cfg.NodeID, "node-id", hostname, "node ID that NodeGetInfo reports")
 	fs.DurationVar(&cfg.RestoreDelay, "restore-delay", 0, "wait this long in every CreateVolume with a content source (tests)")
+	fs.Int64Var(&cfg.CapacityBytes, "capacity-bytes", localdriver.DefaultCapacityPoolBytes, "size of the storage pool that GetCapacity reports from")
+	fs.Func("topology", "topology segment of the storage, key=value[,key=value...]; none by default", func(s string) error {
+		topology, err := localdriver.ParseTopology(s)
+		cfg.Topology = topology
+		return err
+	})
 	klogFlags := flag.NewFlagSet("klog", flag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	fs.Var(klogFlags.Lookup("v").Value, "v", "log verbosity")
