@@ -59,8 +59,10 @@ func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptio
 			fmt.Errorf("the CSI driver created a volume of %d bytes, less than the %d requested; it was deleted again", got, want))
 		return nil, state, err
 	}
+	attributesClass, _, _ := p.lookupAttributesClass(opts.PVC)
 	return buildVolume(volumeInput{opts: p.opts, claim: opts.PVC, class: opts.StorageClass, pvName: opts.PVName, driverName: p.driverName,
-		identity: p.identity, topology: p.caps.AccessibilityConstraints, fsType: requestedFSType(req), created: created, secrets: refs}), controller.ProvisioningFinished, nil
+		identity: p.identity, topology: p.caps.AccessibilityConstraints, fsType: requestedFSType(req), attributesClass: attributesClass,
+		created: created, secrets: refs}), controller.ProvisioningFinished, nil
 }
 
 // abandon undoes an attempt whose claim was deleted while its CreateVolume

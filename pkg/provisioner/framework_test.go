@@ -30,6 +30,7 @@ import (
 	"google.golang.org/grpc/status"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -46,6 +47,7 @@ import (
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 	"github.com/xns-csi/csi-provisioner/pkg/inflight"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
+	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 	"github.com/xns-csi/csi-provisioner/pkg/sourceprotection"
@@ -63,6 +65,9 @@ type frameworkCase struct {
 	caps *csiclient.Capabilities
 	// options changes the flags, which are defaultOpts otherwise.
 	options func(*Options)
+	// attributesClassesUnserved: the cluster serves no
+	// VolumeAttributesClasses.
+	attributesClassesUnserved bool
 	// steps run in order.
 	steps []step
 	// want is the whole transcript, in order.
@@ -113,6 +118,7 @@ var (
 	classesGVR   = storagev1.SchemeGroupVersion.WithResource("storageclasses")
 	nodesGVR     = v1.SchemeGroupVersion.WithResource("nodes")
 	csiNodesGVR  = storagev1.SchemeGroupVersion.WithResource("csinodes")
+	vacsGVR      = storagev1.SchemeGroupVersion.WithResource("volumeattributesclasses")
 	snapshotsGVR = snapv1.SchemeGroupVersion.WithResource("volumesnapshots")
 	contentsGVR  = snapv1.SchemeGroupVersion.WithResource("volumesnapshotcontents")
 )
@@ -158,7 +164,7 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 	w := &world{t: t, ctx: context.Background(), recorder: record.NewFakeRecorder(100),
 		indexers: map[schema.GroupVersionResource]cache.Indexer{}}
 	var kubeObjs, snapObjs []runtime.Object
-	for _, gvr := range []schema.GroupVersionResource{claimsGVR, volumesGVR, classesGVR, nodesGVR, csiNodesGVR, snapshotsGVR, contentsGVR} {
+	for _, gvr := range []schema.GroupVersionResource{claimsGVR, volumesGVR, classesGVR, nodesGVR, csiNodesGVR, vacsGVR, snapshotsGVR, contentsGVR} {
 		indexers := cache.Indexers{}
 		if gvr == claimsGVR {
 			indexers[requeue.SourceIndex] = requeue.IndexBySource
@@ -204,7 +210,8 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 	w.prov = New(Config{DriverName: driver, Identity: testIdentity, Capabilities: caps, Driver: w, Client: w.kube,
 		Claims: claims, Volumes: volumes, Classes: storagelisters.NewStorageClassLister(w.indexers[classesGVR]),
 		Nodes: corelisters.NewNodeLister(w.indexers[nodesGVR]), CSINodes: storagelisters.NewCSINodeLister(w.indexers[csiNodesGVR]),
-		Policy: policy, Protector: protector, InFlight: attempts, Recorder: w.recorder, Metrics: m,
+		AttributesClasses: attributesClassCache{w.indexers[vacsGVR], !tc.attributesClassesUnserved},
+		Policy:            policy, Protector: protector, InFlight: attempts, Recorder: w.recorder, Metrics: m,
 		Options: opts})
 	return w
 }
@@ -296,6 +303,8 @@ func gvrOf(obj runtime.Object) schema.GroupVersionResource {
 		return classesGVR
 	case *v1.Node:
 		return nodesGVR
+	case *storagev1.VolumeAttributesClass:
+		return vacsGVR
 	case *storagev1.CSINode:
 		return csiNodesGVR
 	case *snapv1.VolumeSnapshot:
@@ -335,6 +344,24 @@ func (w *world) GetContent(name string) (*snapv1.VolumeSnapshotContent, error) {
 	return obj.(*snapv1.VolumeSnapshotContent), nil
 }
 
+// attributesClassCache is the VolumeAttributesClass cache: the classes in
+// indexer, or, when the cluster does not serve them, an error saying so.
+type attributesClassCache struct {
+	indexer cache.Indexer
+	served  bool
+}
+
+func (c attributesClassCache) Get(name string) (*storagev1.VolumeAttributesClass, error) {
+	if !c.served {
+		return nil, fmt.Errorf("VolumeAttributesClass API is %w", optionalapi.ErrNotServed)
+	}
+	obj, ok, err := c.indexer.GetByKey(name)
+	if err != nil || !ok {
+		return nil, apierrors.NewNotFound(storagev1.Resource("volumeattributesclasses"), name)
+	}
+	return obj.(*storagev1.VolumeAttributesClass), nil
+}
+
 // CreateVolume and DeleteVolume are the driver: they log the call and
 // answer from the step's script. A call without an answer is unexpected.
 func (w *world) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
@@ -346,6 +373,9 @@ func (w *world) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*
 		line += " from volume " + src.GetVolume().GetVolumeId()
 	}
 	line += describeSecret(req.GetSecrets()) + describeTopology(req.GetAccessibilityRequirements())
+	if m := req.GetMutableParameters(); len(m) > 0 {
+		line += fmt.Sprintf(" with mutable parameters %v", m)
+	}
 	a, ok := w.nextAnswer(line)
 	if !ok {
 		return nil, errors.New("unexpected call")
@@ -544,6 +574,8 @@ func describeResult(pv *v1.PersistentVolume, state controller.ProvisioningState,
 	switch {
 	case err != nil:
 		return fmt.Sprintf("%s, %s", state, describeErr(err))
+	case pv != nil && pv.Spec.VolumeAttributesClassName != nil:
+		return fmt.Sprintf("%s, PV %s of %s in VolumeAttributesClass %s", state, pv.Name, pv.Spec.CSI.VolumeHandle, *pv.Spec.VolumeAttributesClassName)
 	case pv != nil:
 		return fmt.Sprintf("%s, PV %s of %s", state, pv.Name, pv.Spec.CSI.VolumeHandle)
 	}

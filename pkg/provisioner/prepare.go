@@ -11,7 +11,8 @@ import (
 )
 
 // prepare reads what the request needs besides the source and the topology
-// (the class's fsType and secrets, the provisioner secret's data) and builds
+// (the class's fsType and secrets, the provisioner secret's data, the
+// claim's VolumeAttributesClass) and builds
 // the CreateVolume request. It writes nothing. The secret references are
 // returned for the PV.
 func (p *Provisioner) prepare(ctx context.Context, opts controller.ProvisionOptions, content *csi.VolumeContentSource, topo *csi.TopologyRequirement) (*csi.CreateVolumeRequest, classparams.SecretRefs, error) {
@@ -31,8 +32,13 @@ func (p *Provisioner) prepare(ctx context.Context, opts controller.ProvisionOpti
 	if err != nil {
 		return nil, nil, err
 	}
+	mutable, err := p.mutableParameters(claim)
+	if err != nil {
+		return nil, nil, err
+	}
 	req, err := buildRequest(requestInput{opts: p.opts, claim: claim, class: class, pvName: opts.PVName, fsType: fsType,
-		multiWriter: p.caps.SingleNodeMultiWriter, contentSource: content, topology: topo, secrets: secret})
+		multiWriter: p.caps.SingleNodeMultiWriter, contentSource: content, topology: topo, secrets: secret,
+		mutableParameters: mutable})
 	if err != nil {
 		return nil, nil, err
 	}

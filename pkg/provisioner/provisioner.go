@@ -52,6 +52,9 @@ type Config struct {
 	// Classes finds the provisioner secret of PVs provisioned before the
 	// deletion-secret annotations existed.
 	Classes storagelisters.StorageClassLister
+	// AttributesClasses reads the claims' VolumeAttributesClasses; nil
+	// turns the VolumeAttributesClass feature off.
+	AttributesClasses AttributesClasses
 	// Policy decides whether a claim may use its source.
 	Policy claimsource.Policy
 	// Protector guards sources while they are in use.
@@ -68,23 +71,24 @@ type Config struct {
 
 // Provisioner provisions and deletes volumes of one CSI driver.
 type Provisioner struct {
-	driverName string
-	identity   string
-	caps       csiclient.Capabilities
-	driver     Driver
-	client     kubernetes.Interface
-	claims     corelisters.PersistentVolumeClaimLister
-	volumes    corelisters.PersistentVolumeLister
-	nodes      corelisters.NodeLister
-	csiNodes   storagelisters.CSINodeLister
-	classes    storagelisters.StorageClassLister
-	policy     claimsource.Policy
-	protector  SourceProtector
-	inflight   *inflight.Registry
-	recorder   record.EventRecorder
-	metrics    *metrics.Metrics
-	opts       Options
-	notices    notices
+	driverName        string
+	identity          string
+	caps              csiclient.Capabilities
+	driver            Driver
+	client            kubernetes.Interface
+	claims            corelisters.PersistentVolumeClaimLister
+	volumes           corelisters.PersistentVolumeLister
+	nodes             corelisters.NodeLister
+	csiNodes          storagelisters.CSINodeLister
+	classes           storagelisters.StorageClassLister
+	attributesClasses AttributesClasses
+	policy            claimsource.Policy
+	protector         SourceProtector
+	inflight          *inflight.Registry
+	recorder          record.EventRecorder
+	metrics           *metrics.Metrics
+	opts              Options
+	notices           notices
 }
 
 var (
@@ -98,7 +102,8 @@ func New(cfg Config) *Provisioner {
 	return &Provisioner{
 		driverName: cfg.DriverName, identity: cfg.Identity, caps: cfg.Capabilities, driver: cfg.Driver, client: cfg.Client,
 		claims: cfg.Claims, volumes: cfg.Volumes, nodes: cfg.Nodes, csiNodes: cfg.CSINodes, classes: cfg.Classes,
-		policy: cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
+		attributesClasses: cfg.AttributesClasses,
+		policy:            cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
 		metrics: cfg.Metrics, opts: cfg.Options,
 	}
 }

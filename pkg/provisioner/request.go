@@ -39,6 +39,11 @@ type Options struct {
 	// PreventVolumeModeConversion refuses restoring a snapshot with another
 	// volume mode unless its content allows it.
 	PreventVolumeModeConversion bool
+	// VolumeAttributesClass is the VolumeAttributesClass feature gate as set
+	// on the command line, nil when it is not set: then, as upstream, the
+	// feature is on while the cluster serves storage.k8s.io/v1
+	// VolumeAttributesClasses (see Provisioner.lookupAttributesClass).
+	VolumeAttributesClass *bool
 }
 
 // VolumeName derives the CSI volume name from the claim's UID, so retries
@@ -68,6 +73,8 @@ type requestInput struct {
 	contentSource *csi.VolumeContentSource
 	topology      *csi.TopologyRequirement
 	secrets       map[string]string
+	// mutableParameters are the claim's VolumeAttributesClass parameters.
+	mutableParameters map[string]string
 }
 
 // buildRequest turns a claim and its class into a CreateVolume request.
@@ -100,6 +107,7 @@ func buildRequest(in requestInput) (*csi.CreateVolumeRequest, error) {
 		Secrets:                   in.secrets,
 		VolumeContentSource:       in.contentSource,
 		AccessibilityRequirements: in.topology,
+		MutableParameters:         in.mutableParameters,
 	}, nil
 }
 

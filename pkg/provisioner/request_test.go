@@ -382,15 +382,16 @@ func TestBuildRequestPassesThrough(t *testing.T) {
 		contentSource *csi.VolumeContentSource
 		topology      *csi.TopologyRequirement
 		secrets       map[string]string
+		mutable       map[string]string
 	}{
 		{name: "an empty volume without topology or secrets asks for none"},
-		{name: "the content source, topology and secrets are passed to the driver",
-			contentSource: snapshot, topology: topo, secrets: secrets},
+		{name: "the content source, topology, secrets and mutable parameters are passed to the driver",
+			contentSource: snapshot, topology: topo, secrets: secrets, mutable: map[string]string{"iops": "3000"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := requestFor(newClaim(), newClass())
-			in.contentSource, in.topology, in.secrets = tt.contentSource, tt.topology, tt.secrets
+			in.contentSource, in.topology, in.secrets, in.mutableParameters = tt.contentSource, tt.topology, tt.secrets, tt.mutable
 			req, err := buildRequest(in)
 			if err != nil {
 				t.Fatal(err)
@@ -403,6 +404,9 @@ func TestBuildRequestPassesThrough(t *testing.T) {
 			}
 			if !maps.Equal(req.GetSecrets(), tt.secrets) {
 				t.Errorf("Secrets = %v, want %v", req.GetSecrets(), tt.secrets)
+			}
+			if !maps.Equal(req.GetMutableParameters(), tt.mutable) {
+				t.Errorf("MutableParameters = %v, want %v", req.GetMutableParameters(), tt.mutable)
 			}
 		})
 	}

@@ -33,8 +33,11 @@ type volumeInput struct {
 	// becomes the PV's node affinity (upstream ignores it otherwise).
 	topology bool
 	fsType   string
-	created  *csi.Volume
-	secrets  classparams.SecretRefs
+	// attributesClass is the claim's VolumeAttributesClass when the
+	// feature applies to it.
+	attributesClass string
+	created         *csi.Volume
+	secrets         classparams.SecretRefs
 }
 
 // buildVolume returns the PV for a volume the driver created. The
@@ -73,6 +76,9 @@ func buildVolume(in volumeInput) *v1.PersistentVolume {
 			VolumeMode:                    in.claim.Spec.VolumeMode,
 			PersistentVolumeSource:        v1.PersistentVolumeSource{CSI: source},
 		},
+	}
+	if in.attributesClass != "" {
+		pv.Spec.VolumeAttributesClassName = &in.attributesClass
 	}
 	if in.topology {
 		pv.Spec.NodeAffinity = topology.NodeAffinity(in.created.GetAccessibleTopology())

@@ -29,6 +29,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 	"github.com/xns-csi/csi-provisioner/pkg/snapshotcache"
 	"github.com/xns-csi/csi-provisioner/pkg/sourceprotection"
+	"github.com/xns-csi/csi-provisioner/pkg/storagecache"
 )
 
 // buildConfig is what build needs.
@@ -47,6 +48,9 @@ type buildConfig struct {
 	identity                            driverIdentity
 	metrics                             *metrics.Metrics
 	provisionMetrics                    *libmetrics.Metrics
+	// kubeDiscovery finds out whether the optional storage.k8s.io/v1 APIs
+	// are served; kube's own when nil.
+	kubeDiscovery discovery.DiscoveryInterface
 }
 
 // informerSet are the core informers the sidecar shares.
@@ -92,6 +96,9 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	if cfg.gatewayDiscovery == nil {
 		cfg.gatewayDiscovery = cfg.gateway.Discovery()
 	}
+	if cfg.kubeDiscovery == nil {
+		cfg.kubeDiscovery = cfg.kube.Discovery()
+	}
 	if cfg.pollInterval == 0 {
 		cfg.pollInterval = optionalAPIPollInterval
 	}
@@ -127,12 +134,13 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		cfg.events = cfg.kube
 	}
 	recorder := newRecorder(ctx, cfg.events, cfg.identity.name)
+	storage := newStorageCaches(cfg)
 	prov := provisioner.New(provisioner.Config{
 		DriverName: cfg.identity.name, Identity: provisioner.Identity(time.Now(), rand.IntN(10000), cfg.identity.name),
 		Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
 		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		Nodes: factory.Core().V1().Nodes().Lister(), CSINodes: factory.Storage().V1().CSINodes().Lister(),
-		Classes: factory.Storage().V1().StorageClasses().Lister(), Policy: policy,
+		Classes: factory.Storage().V1().StorageClasses().Lister(), AttributesClasses: storage.attributesClassGetter(), Policy: policy,
 		Protector: protector, InFlight: attempts, Recorder: recorder, Metrics: cfg.metrics, Options: opts.Volume,
 	})
 
@@ -156,7 +164,8 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		logger := klog.FromContext(ctx)
 		factory.Start(ctx.Done())
 		var wg sync.WaitGroup
-		for _, r := range []func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) }} {
+		for _, r := range append([]func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) }},
+			storage.runners()...) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -180,6 +189,41 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		wg.Wait()
 	}
 	return run, ready, nil
+}
+
+// storageCaches are the optional storage.k8s.io/v1 caches (pkg/storagecache):
+// each is nil when its feature is off. They never hold up the start.
+type storageCaches struct {
+	attributesClasses *storagecache.AttributesClasses
+}
+
+func newStorageCaches(cfg buildConfig) storageCaches {
+	storage := storagecache.Config{Client: cfg.kube, Discovery: cfg.kubeDiscovery, ResyncPeriod: cfg.opts.ResyncPeriod,
+		PollInterval: cfg.pollInterval}
+	var c storageCaches
+	if gate := cfg.opts.Volume.VolumeAttributesClass; gate == nil || *gate {
+		// Set off, upstream never reads VolumeAttributesClasses.
+		c.attributesClasses = storagecache.NewAttributesClasses(storage)
+	}
+	return c
+}
+
+// attributesClassGetter is the cache for the provisioner, nil (the feature
+// off) when there is none.
+func (c storageCaches) attributesClassGetter() provisioner.AttributesClasses {
+	if c.attributesClasses == nil {
+		return nil
+	}
+	return c.attributesClasses
+}
+
+// runners are the Run functions of the caches there are.
+func (c storageCaches) runners() []func(context.Context) {
+	var out []func(context.Context)
+	if c.attributesClasses != nil {
+		out = append(out, c.attributesClasses.Run)
+	}
+	return out
 }
 
 // forgetDeleted lets the provisioner drop state of deleted claims.

@@ -1,0 +1,53 @@
+package sidecar
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	csispec "github.com/container-storage-interface/spec/lib/go/csi"
+	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
+	"github.com/xns-csi/csi-provisioner/test/csitest"
+	"github.com/xns-csi/csi-provisioner/test/discoverytest"
+)
+
+// Behaviors the upstream csi-provisioner v6.3 has for ordinary claims,
+// through the real wiring.
+
+// servesStorageV1 makes the fake API server's discovery list the optional
+// storage.k8s.io/v1 resources.
+func servesStorageV1() envOption {
+	return beforeStart(func(e *env) {
+		e.kube.Resources = []*metav1.APIResourceList{
+			discoverytest.Resources("storage.k8s.io/v1", "volumeattributesclasses", "volumeattachments"),
+		}
+	})
+}
+
+func TestVolumeAttributesClassAndIdentity(t *testing.T) {
+	e := startEnv(t, servesStorageV1(), retryBackoff(100*time.Millisecond),
+		driverWith(csitest.WithCapabilities(csispec.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
+			csispec.ControllerServiceCapability_RPC_MODIFY_VOLUME)))
+	gold := &storagev1.VolumeAttributesClass{ObjectMeta: metav1.ObjectMeta{Name: "gold"}, DriverName: driverName,
+		Parameters: map[string]string{"iops": "3000"}}
+	if _, err := e.kube.StorageV1().VolumeAttributesClasses().Create(e.ctx, gold, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	claim := e.createClaim("apps", "data", func(c *v1.PersistentVolumeClaim) { c.Spec.VolumeAttributesClassName = &gold.Name })
+
+	pv := e.waitForPV(claim)
+	reqs := e.createRequests(claim)
+	if got := reqs[len(reqs)-1].GetMutableParameters(); len(got) != 1 || got["iops"] != "3000" {
+		t.Errorf("mutable parameters = %v, want the class's", got)
+	}
+	if pv.Spec.VolumeAttributesClassName == nil || *pv.Spec.VolumeAttributesClassName != "gold" {
+		t.Errorf("PV VolumeAttributesClassName = %v, want gold", pv.Spec.VolumeAttributesClassName)
+	}
+	if id := pv.Spec.CSI.VolumeAttributes[provisioner.IdentityKey]; !strings.HasSuffix(id, "-"+driverName) {
+		t.Errorf("PV provisioner identity = %q, want <ms>-<random>-%s", id, driverName)
+	}
+}
