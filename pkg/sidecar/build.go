@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
@@ -158,12 +159,16 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		return nil, nil, err
 	}
 
-	pc := controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name, prov, libOptions(opts, claims, f, cfg.provisionMetrics)...)
+	pc := controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name, prov,
+		append(libOptions(opts, claims, f, cfg.provisionMetrics), upstreamOptions(opts)...)...)
 	ready := &readiness{}
 	run := func(ctx context.Context) {
 		logger := klog.FromContext(ctx)
 		factory.Start(ctx.Done())
+		// The controller's workers join wg too, so run returns (and a
+		// leader releases its Lease) only once they have finished.
 		var wg sync.WaitGroup
+		pc.ControllerWaitGroup(&wg)
 		for _, r := range append([]func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) }},
 			storage.runners()...) {
 			wg.Add(1)
@@ -189,6 +194,20 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		wg.Wait()
 	}
 	return run, ready, nil
+}
+
+// upstreamOptions are the ProvisionController options the upstream
+// csi-provisioner v6.3 sets that libOptions does not. With
+// CreateProvisionedPVLimiter a PV that cannot be saved is retried, rate
+// limited, until it is saved, instead of five times ten seconds apart after
+// which the library deletes the volume it just created. RetryIntervalMax is
+// passed as upstream passes --retry-interval-max, although library v13
+// sizes its slow set before applying options, so it changes nothing yet.
+func upstreamOptions(opts *Options) []func(*controller.ProvisionController) error {
+	return []func(*controller.ProvisionController) error{
+		controller.CreateProvisionedPVLimiter(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		controller.RetryIntervalMax(opts.RetryIntervalMax),
+	}
 }
 
 // storageCaches are the optional storage.k8s.io/v1 caches (pkg/storagecache):

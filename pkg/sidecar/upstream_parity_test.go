@@ -2,13 +2,17 @@ package sidecar
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	csispec "github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
 	"github.com/xns-csi/csi-provisioner/test/csitest"
@@ -49,5 +53,29 @@ func TestVolumeAttributesClassAndIdentity(t *testing.T) {
 	}
 	if id := pv.Spec.CSI.VolumeAttributes[provisioner.IdentityKey]; !strings.HasSuffix(id, "-"+driverName) {
 		t.Errorf("PV provisioner identity = %q, want <ms>-<random>-%s", id, driverName)
+	}
+}
+
+// A PV the API server refuses to save more than five times is saved in the
+// end, and its volume is not deleted (CreateProvisionedPVLimiter; the
+// library's default gives up after five tries ten seconds apart and deletes
+// the volume).
+func TestUnsavedVolumeIsRetriedUntilSaved(t *testing.T) {
+	var refusals atomic.Int32
+	e := startEnv(t, beforeStart(func(e *env) {
+		e.kube.PrependReactor("create", "persistentvolumes", func(clienttesting.Action) (bool, runtime.Object, error) {
+			if refusals.Add(1) <= 7 {
+				return true, nil, apierrors.NewServiceUnavailable("etcd is busy")
+			}
+			return false, nil, nil
+		})
+	}))
+	claim := e.createClaim("apps", "data")
+	e.waitForPV(claim)
+	if n := refusals.Load(); n < 8 {
+		t.Errorf("the PV was created after %d attempts, want 8", n)
+	}
+	if reqs := e.driver.DeleteVolumeRequests(); len(reqs) != 0 {
+		t.Errorf("the volume was deleted %d times while its PV could not be saved", len(reqs))
 	}
 }
