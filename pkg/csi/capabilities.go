@@ -36,6 +36,10 @@ type Capabilities struct {
 	// ModifyVolume is the MODIFY_VOLUME controller capability
 	// (VolumeAttributesClass).
 	ModifyVolume bool
+	// PublishUnpublishVolume is the PUBLISH_UNPUBLISH_VOLUME controller
+	// capability: volumes are attached (VolumeAttachments), so, as
+	// upstream, one is not deleted while attached.
+	PublishUnpublishVolume bool
 }
 
 // SupportsSnapshotRestore reports whether the driver can create a volume from
@@ -79,5 +83,6 @@ func (c *Client) Capabilities(ctx context.Context) (Capabilities, error) {
 	caps.SingleNodeMultiWriter = controller[csi.ControllerServiceCapability_RPC_SINGLE_NODE_MULTI_WRITER]
 	caps.GetCapacity = controller[csi.ControllerServiceCapability_RPC_GET_CAPACITY]
 	caps.ModifyVolume = controller[csi.ControllerServiceCapability_RPC_MODIFY_VOLUME]
+	caps.PublishUnpublishVolume = controller[csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME]
 	return caps, nil
 }

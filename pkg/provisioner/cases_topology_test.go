@@ -17,11 +17,7 @@ import (
 const zoneKey = "topology.example.com/zone"
 
 // topologyAware is a driver with VOLUME_ACCESSIBILITY_CONSTRAINTS.
-var topologyAware = func() *csiclient.Capabilities {
-	c := allCapabilities
-	c.AccessibilityConstraints = true
-	return &c
-}()
+var topologyAware = capsWith(func(c *csiclient.Capabilities) { c.AccessibilityConstraints = true })
 
 // zonedNode is a node in zone with the driver registered (CSINode) under
 // the zone key.

@@ -15,11 +15,7 @@ import (
 // (its TestProvision cases "... with VolumeAttributesClass ...").
 
 // modifying is a driver with MODIFY_VOLUME.
-var modifying = func() *csiclient.Capabilities {
-	c := allCapabilities
-	c.ModifyVolume = true
-	return &c
-}()
+var modifying = capsWith(func(c *csiclient.Capabilities) { c.ModifyVolume = true })
 
 func attributesClass(name, driverName string) *storagev1.VolumeAttributesClass {
 	return &storagev1.VolumeAttributesClass{ObjectMeta: metav1.ObjectMeta{Name: name}, DriverName: driverName,

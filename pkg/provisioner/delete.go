@@ -24,6 +24,9 @@ func (p *Provisioner) Delete(ctx context.Context, pv *v1.PersistentVolume) error
 	if err != nil {
 		return err
 	}
+	if err := p.checkDetached(pv); err != nil {
+		return err
+	}
 	if err := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: source.VolumeHandle, Secrets: secret}); err != nil {
 		return fmt.Errorf("DeleteVolume %s: %w", source.VolumeHandle, err)
 	}

@@ -40,6 +40,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
@@ -68,6 +69,8 @@ type frameworkCase struct {
 	// attributesClassesUnserved: the cluster serves no
 	// VolumeAttributesClasses.
 	attributesClassesUnserved bool
+	// attachmentsUnreadable: VolumeAttachments cannot be listed.
+	attachmentsUnreadable bool
 	// steps run in order.
 	steps []step
 	// want is the whole transcript, in order.
@@ -119,12 +122,20 @@ var (
 	nodesGVR     = v1.SchemeGroupVersion.WithResource("nodes")
 	csiNodesGVR  = storagev1.SchemeGroupVersion.WithResource("csinodes")
 	vacsGVR      = storagev1.SchemeGroupVersion.WithResource("volumeattributesclasses")
+	vasGVR       = storagev1.SchemeGroupVersion.WithResource("volumeattachments")
 	snapshotsGVR = snapv1.SchemeGroupVersion.WithResource("volumesnapshots")
 	contentsGVR  = snapv1.SchemeGroupVersion.WithResource("volumesnapshotcontents")
 )
 
 // allCapabilities is a driver that can provision, restore and clone.
 var allCapabilities = csiclient.Capabilities{ControllerService: true, CreateDeleteVolume: true, CloneVolume: true, CreateDeleteSnapshot: true}
+
+// capsWith is allCapabilities with what set adds.
+func capsWith(set func(c *csiclient.Capabilities)) *csiclient.Capabilities {
+	c := allCapabilities
+	set(&c)
+	return &c
+}
 
 func runFramework(t *testing.T, cases []frameworkCase) {
 	t.Helper()
@@ -164,7 +175,7 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 	w := &world{t: t, ctx: context.Background(), recorder: record.NewFakeRecorder(100),
 		indexers: map[schema.GroupVersionResource]cache.Indexer{}}
 	var kubeObjs, snapObjs []runtime.Object
-	for _, gvr := range []schema.GroupVersionResource{claimsGVR, volumesGVR, classesGVR, nodesGVR, csiNodesGVR, vacsGVR, snapshotsGVR, contentsGVR} {
+	for _, gvr := range []schema.GroupVersionResource{claimsGVR, volumesGVR, classesGVR, nodesGVR, csiNodesGVR, vacsGVR, vasGVR, snapshotsGVR, contentsGVR} {
 		indexers := cache.Indexers{}
 		if gvr == claimsGVR {
 			indexers[requeue.SourceIndex] = requeue.IndexBySource
@@ -207,11 +218,15 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 	if tc.options != nil {
 		tc.options(&opts)
 	}
+	var attachments Attachments
+	if caps.PublishUnpublishVolume { // as build.go wires it
+		attachments = attachmentCache{w.indexers[vasGVR], !tc.attachmentsUnreadable}
+	}
 	w.prov = New(Config{DriverName: driver, Identity: testIdentity, Capabilities: caps, Driver: w, Client: w.kube,
 		Claims: claims, Volumes: volumes, Classes: storagelisters.NewStorageClassLister(w.indexers[classesGVR]),
 		Nodes: corelisters.NewNodeLister(w.indexers[nodesGVR]), CSINodes: storagelisters.NewCSINodeLister(w.indexers[csiNodesGVR]),
-		AttributesClasses: attributesClassCache{w.indexers[vacsGVR], !tc.attributesClassesUnserved},
-		Policy:            policy, Protector: protector, InFlight: attempts, Recorder: w.recorder, Metrics: m,
+		AttributesClasses: attributesClassCache{w.indexers[vacsGVR], !tc.attributesClassesUnserved}, Attachments: attachments,
+		Policy: policy, Protector: protector, InFlight: attempts, Recorder: w.recorder, Metrics: m,
 		Options: opts})
 	return w
 }
@@ -305,6 +320,8 @@ func gvrOf(obj runtime.Object) schema.GroupVersionResource {
 		return nodesGVR
 	case *storagev1.VolumeAttributesClass:
 		return vacsGVR
+	case *storagev1.VolumeAttachment:
+		return vasGVR
 	case *storagev1.CSINode:
 		return csiNodesGVR
 	case *snapv1.VolumeSnapshot:
@@ -360,6 +377,26 @@ func (c attributesClassCache) Get(name string) (*storagev1.VolumeAttributesClass
 		return nil, apierrors.NewNotFound(storagev1.Resource("volumeattributesclasses"), name)
 	}
 	return obj.(*storagev1.VolumeAttributesClass), nil
+}
+
+// attachmentCache is the VolumeAttachment cache: the attachments in
+// indexer, or, when they cannot be listed, an error saying so.
+type attachmentCache struct {
+	indexer  cache.Indexer
+	readable bool
+}
+
+func (c attachmentCache) OfVolume(pv string) ([]*storagev1.VolumeAttachment, error) {
+	if !c.readable {
+		return nil, fmt.Errorf("cannot list storage.k8s.io/v1/volumeattachments: %w", optionalapi.ErrForbidden)
+	}
+	var out []*storagev1.VolumeAttachment
+	for _, obj := range c.indexer.List() {
+		if va := obj.(*storagev1.VolumeAttachment); ptr.Deref(va.Spec.Source.PersistentVolumeName, "") == pv {
+			out = append(out, va)
+		}
+	}
+	return out, nil
 }
 
 // CreateVolume and DeleteVolume are the driver: they log the call and

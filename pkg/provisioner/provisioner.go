@@ -55,6 +55,9 @@ type Config struct {
 	// AttributesClasses reads the claims' VolumeAttributesClasses; nil
 	// turns the VolumeAttributesClass feature off.
 	AttributesClasses AttributesClasses
+	// Attachments reads VolumeAttachments, so that no volume is deleted
+	// while attached; nil when the driver does not attach volumes.
+	Attachments Attachments
 	// Policy decides whether a claim may use its source.
 	Policy claimsource.Policy
 	// Protector guards sources while they are in use.
@@ -82,6 +85,7 @@ type Provisioner struct {
 	csiNodes          storagelisters.CSINodeLister
 	classes           storagelisters.StorageClassLister
 	attributesClasses AttributesClasses
+	attachments       Attachments
 	policy            claimsource.Policy
 	protector         SourceProtector
 	inflight          *inflight.Registry
@@ -102,8 +106,8 @@ func New(cfg Config) *Provisioner {
 	return &Provisioner{
 		driverName: cfg.DriverName, identity: cfg.Identity, caps: cfg.Capabilities, driver: cfg.Driver, client: cfg.Client,
 		claims: cfg.Claims, volumes: cfg.Volumes, nodes: cfg.Nodes, csiNodes: cfg.CSINodes, classes: cfg.Classes,
-		attributesClasses: cfg.AttributesClasses,
-		policy:            cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
+		attributesClasses: cfg.AttributesClasses, attachments: cfg.Attachments,
+		policy: cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
 		metrics: cfg.Metrics, opts: cfg.Options,
 	}
 }

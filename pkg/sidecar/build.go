@@ -141,7 +141,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
 		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		Nodes: factory.Core().V1().Nodes().Lister(), CSINodes: factory.Storage().V1().CSINodes().Lister(),
-		Classes: factory.Storage().V1().StorageClasses().Lister(), AttributesClasses: storage.attributesClassGetter(), Policy: policy,
+		Classes: factory.Storage().V1().StorageClasses().Lister(), AttributesClasses: storage.attributesClassGetter(), Attachments: storage.attachmentLister(), Policy: policy,
 		Protector: protector, InFlight: attempts, Recorder: recorder, Metrics: cfg.metrics, Options: opts.Volume,
 	})
 
@@ -214,6 +214,7 @@ func upstreamOptions(opts *Options) []func(*controller.ProvisionController) erro
 // each is nil when its feature is off. They never hold up the start.
 type storageCaches struct {
 	attributesClasses *storagecache.AttributesClasses
+	attachments       *storagecache.Attachments
 }
 
 func newStorageCaches(cfg buildConfig) storageCaches {
@@ -223,6 +224,11 @@ func newStorageCaches(cfg buildConfig) storageCaches {
 	if gate := cfg.opts.Volume.VolumeAttributesClass; gate == nil || *gate {
 		// Set off, upstream never reads VolumeAttributesClasses.
 		c.attributesClasses = storagecache.NewAttributesClasses(storage)
+	}
+	if cfg.identity.caps.PublishUnpublishVolume {
+		// As upstream: only volumes of a driver that attaches them can be
+		// attached, and only then are VolumeAttachments watched.
+		c.attachments = storagecache.NewAttachments(storage)
 	}
 	return c
 }
@@ -236,11 +242,23 @@ func (c storageCaches) attributesClassGetter() provisioner.AttributesClasses {
 	return c.attributesClasses
 }
 
+// attachmentLister is the VolumeAttachment cache for the provisioner, nil
+// (nothing to check) when there is none.
+func (c storageCaches) attachmentLister() provisioner.Attachments {
+	if c.attachments == nil {
+		return nil
+	}
+	return c.attachments
+}
+
 // runners are the Run functions of the caches there are.
 func (c storageCaches) runners() []func(context.Context) {
 	var out []func(context.Context)
 	if c.attributesClasses != nil {
 		out = append(out, c.attributesClasses.Run)
+	}
+	if c.attachments != nil {
+		out = append(out, c.attachments.Run)
 	}
 	return out
 }

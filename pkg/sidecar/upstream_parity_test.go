@@ -79,3 +79,39 @@ func TestUnsavedVolumeIsRetriedUntilSaved(t *testing.T) {
 		t.Errorf("the volume was deleted %d times while its PV could not be saved", len(reqs))
 	}
 }
+
+// A released volume of a driver that attaches volumes is deleted only once
+// no VolumeAttachment attaches it any more.
+func TestAttachedVolumeIsDeletedOnlyWhenDetached(t *testing.T) {
+	e := startEnv(t, servesStorageV1(), retryBackoff(100*time.Millisecond),
+		driverWith(csitest.WithCapabilities(csispec.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
+			csispec.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME)))
+	claim := e.createClaim("apps", "data")
+	pv := e.waitForPV(claim)
+	va := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "csi-1"},
+		Spec: storagev1.VolumeAttachmentSpec{Attacher: driverName, NodeName: "node-1",
+			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv.Name}}}
+	if _, err := e.kube.StorageV1().VolumeAttachments().Create(e.ctx, va, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pv.Status.Phase = v1.VolumeReleased
+	if _, err := e.kube.CoreV1().PersistentVolumes().UpdateStatus(e.ctx, pv, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("a failed deletion of the attached volume", func() bool {
+		events, _ := e.kube.CoreV1().Events("").List(e.ctx, metav1.ListOptions{})
+		for _, ev := range events.Items {
+			if ev.Reason == "VolumeFailedDelete" && strings.Contains(ev.Message, "is still attached to node node-1") {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(e.driver.DeleteVolumeRequests()); n != 0 {
+		t.Fatalf("DeleteVolume was called %d times while the volume was attached", n)
+	}
+	if err := e.kube.StorageV1().VolumeAttachments().Delete(e.ctx, va.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor("DeleteVolume once detached", func() bool { return len(e.driver.DeleteVolumeRequests()) == 1 })
+}
