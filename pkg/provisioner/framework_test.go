@@ -71,6 +71,9 @@ type frameworkCase struct {
 	attributesClassesUnserved bool
 	// attachmentsUnreadable: VolumeAttachments cannot be listed.
 	attachmentsUnreadable bool
+	// forbidden are the writes the RBAC refuses, as "<verb> <resource>",
+	// e.g. "patch volumesnapshots".
+	forbidden []string
 	// steps run in order.
 	steps []step
 	// want is the whole transcript, in order.
@@ -106,6 +109,7 @@ type world struct {
 	indexers   map[schema.GroupVersionResource]cache.Indexer
 	grants     []referencegrant.Grant
 	recorder   *record.FakeRecorder
+	forbidden  []string
 	prov       *Provisioner
 	answers    []answer
 	transcript []string
@@ -172,7 +176,7 @@ func equal(a, b []string) bool {
 }
 
 func newWorld(t *testing.T, tc frameworkCase) *world {
-	w := &world{t: t, ctx: context.Background(), recorder: record.NewFakeRecorder(100),
+	w := &world{t: t, ctx: context.Background(), recorder: record.NewFakeRecorder(100), forbidden: tc.forbidden,
 		indexers: map[schema.GroupVersionResource]cache.Indexer{}}
 	var kubeObjs, snapObjs []runtime.Object
 	for _, gvr := range []schema.GroupVersionResource{claimsGVR, volumesGVR, classesGVR, nodesGVR, csiNodesGVR, vacsGVR, vasGVR, snapshotsGVR, contentsGVR} {
@@ -246,16 +250,26 @@ func (w *world) log(format string, args ...any) {
 // it; the result reaches the caches at once, as an informer would deliver
 // it.
 func (w *world) recordWrite(action k8stesting.Action) (bool, runtime.Object, error) {
+	var line string
 	switch a := action.(type) {
 	case k8stesting.PatchAction:
-		w.log("patch %s %s: %s", a.GetResource().Resource, key(a.GetNamespace(), a.GetName()), describePatch(a.GetPatch()))
+		line = fmt.Sprintf("patch %s %s: %s", a.GetResource().Resource, key(a.GetNamespace(), a.GetName()), describePatch(a.GetPatch()))
 	case k8stesting.CreateAction, k8stesting.UpdateAction, k8stesting.DeleteAction:
-		w.log("%s %s", a.GetVerb(), a.GetResource().Resource)
+		line = fmt.Sprintf("%s %s", a.GetVerb(), a.GetResource().Resource)
 	default:
 		return false, nil, nil // reads are not part of the transcript
 	}
-	if a, ok := action.(k8stesting.PatchAction); ok {
+	if slices.Contains(w.forbidden, action.GetVerb()+" "+action.GetResource().Resource) {
+		w.log("%s → Forbidden", line)
+		return true, nil, apierrors.NewForbidden(action.GetResource().GroupResource(), "", errors.New("RBAC: access denied"))
+	}
+	w.log("%s", line)
+	switch a := action.(type) {
+	case k8stesting.PatchAction:
 		defer w.refreshCache(a.GetResource(), a.GetNamespace(), a.GetName())
+	case k8stesting.UpdateAction:
+		m := mustMeta(w.t, a.GetObject())
+		defer w.refreshCache(a.GetResource(), m.GetNamespace(), m.GetName())
 	}
 	return false, nil, nil
 }

@@ -7,7 +7,6 @@ package provisioner
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
@@ -168,9 +167,9 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 	// finalizer is there, source protection counts this attempt as a use.
 	p.inflight.Begin(attempt)
 	if content != nil {
-		if err := p.protector.Protect(ctx, src); err != nil {
+		if err := p.protect(ctx, claim, src); err != nil {
 			p.inflight.End(claim.UID)
-			return nil, controller.ProvisioningNoChange, fmt.Errorf("protecting %s from deletion: %w", src, err)
+			return nil, controller.ProvisioningNoChange, err
 		}
 	}
 	return p.create(ctx, opts, attempt, refs)

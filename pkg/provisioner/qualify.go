@@ -54,7 +54,7 @@ func (p *Provisioner) noticeOnce(ctx context.Context, claim *v1.PersistentVolume
 	if !p.notices.first(claim.UID, reason) {
 		return
 	}
-	klog.FromContext(ctx).V(2).Info("Not provisioning claim", "pvc", klog.KObj(claim), "reason", reason)
+	klog.FromContext(ctx).V(2).Info("Telling the claim once", "pvc", klog.KObj(claim), "reason", reason)
 	p.recorder.Event(claim, eventType, reason, message)
 }
 

@@ -2,6 +2,8 @@ package provisioner
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
@@ -9,12 +11,38 @@ import (
 
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/sourceprotection"
 )
 
 // SourceProtector puts the provisioner's finalizer on a snapshot or claim
 // before it is used as a source, so it cannot be deleted meanwhile.
 type SourceProtector interface {
 	Protect(ctx context.Context, src datasource.Source) error
+}
+
+// ReasonSourceProtectionForbidden is the reason of the Warning event on a
+// claim whose source could not be protected because the sidecar's RBAC
+// allows neither patching nor updating it.
+const ReasonSourceProtectionForbidden = "SourceProtectionForbidden"
+
+// protect puts the protection finalizer on the claim's source. When the
+// RBAC allows neither a patch nor an update of the source, the claim is
+// told once with a Warning event and the volume is made without the
+// protection, as upstream does: refusing would fail every restore and clone
+// of a sidecar deployed with upstream's RBAC.
+func (p *Provisioner) protect(ctx context.Context, claim *v1.PersistentVolumeClaim, src datasource.Source) error {
+	err := p.protector.Protect(ctx, src)
+	var forbidden *sourceprotection.ForbiddenError
+	if errors.As(err, &forbidden) {
+		p.noticeOnce(ctx, claim, v1.EventTypeWarning, ReasonSourceProtectionForbidden, fmt.Sprintf(
+			"%s is not protected from deletion while the volume is made from it: %v; provisioning continues without the protection",
+			src, forbidden))
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("protecting %s from deletion: %w", src, err)
+	}
+	return nil
 }
 
 // RefusedError is returned when a claim cannot be provisioned from its

@@ -1,6 +1,8 @@
 package sidecar
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	clienttesting "k8s.io/client-go/testing"
 
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
 	"github.com/xns-csi/csi-provisioner/test/csitest"
 	"github.com/xns-csi/csi-provisioner/test/discoverytest"
@@ -114,4 +117,46 @@ func TestAttachedVolumeIsDeletedOnlyWhenDetached(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitFor("DeleteVolume once detached", func() bool { return len(e.driver.DeleteVolumeRequests()) == 1 })
+}
+
+// With upstream's RBAC (no "patch" on volumesnapshots) a restore protects
+// its snapshot with an update; with neither verb it restores unprotected
+// and says so once on the claim.
+func TestRestoreWithUpstreamRBAC(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		forbidden []string
+		protected bool
+	}{
+		{name: "update instead of patch", forbidden: []string{"patch"}, protected: true},
+		{name: "neither patch nor update", forbidden: []string{"patch", "update"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var protectedDuringCreate atomic.Bool
+			e := startEnv(t, knownSnapshots("test/backup"), beforeStart(func(e *env) {
+				e.snaps.PrependReactor("*", "volumesnapshots", func(a clienttesting.Action) (bool, runtime.Object, error) {
+					if hasString(tc.forbidden, a.GetVerb()) {
+						return true, nil, apierrors.NewForbidden(a.GetResource().GroupResource(), "backup", errors.New("RBAC"))
+					}
+					return false, nil, nil
+				})
+			}))
+			e.driver.SetCreateVolumeHook(func(context.Context, *csispec.CreateVolumeRequest) (*csispec.CreateVolumeResponse, error, bool) {
+				protectedDuringCreate.Store(hasString(e.snapshotFinalizers("test", "backup"), datasource.SnapshotFinalizer))
+				return nil, nil, false
+			})
+			e.createSnapshot("test", "backup", true)
+			claim := e.createClaim("test", "restored", func(c *v1.PersistentVolumeClaim) {
+				group := datasource.SnapshotGroup
+				c.Spec.DataSource = &v1.TypedLocalObjectReference{APIGroup: &group, Kind: datasource.SnapshotKind, Name: "backup"}
+			})
+			e.waitForPV(claim)
+			if protectedDuringCreate.Load() != tc.protected {
+				t.Errorf("snapshot protected during CreateVolume = %v, want %v", protectedDuringCreate.Load(), tc.protected)
+			}
+			if !tc.protected {
+				e.waitForEvent(claim, v1.EventTypeWarning, "SourceProtectionForbidden", "may not patch or update VolumeSnapshot test/backup")
+			}
+		})
+	}
 }

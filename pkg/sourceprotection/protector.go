@@ -15,6 +15,7 @@ package sourceprotection
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -23,7 +24,6 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -99,7 +99,7 @@ func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
 		return nil
 	}
 	klog.FromContext(ctx).V(4).Info("Protecting data source", "source", src.String())
-	return p.patch(ctx, k, obj, patch)
+	return p.write(ctx, k, obj, patch, finalizerChange{finalizer: src.Finalizer(), add: true})
 }
 
 // Recheck queues src to have its finalizer released if nothing uses it.
@@ -129,6 +129,14 @@ func (p *Protector) processNext(ctx context.Context) bool {
 	defer p.queue.Done(src)
 	if err := p.release(ctx, src); err != nil {
 		logger := klog.FromContext(ctx)
+		var forbidden *ForbiddenError
+		if errors.As(err, &forbidden) {
+			// As upstream: the finalizer stays, and nothing is retried
+			// until the source changes or the informers resync.
+			logger.Error(err, "Cannot release data source; its finalizer stays", "source", src.String())
+			p.queue.Forget(src)
+			return true
+		}
 		if apierrors.IsInvalid(err) || apierrors.IsConflict(err) {
 			// The cache was behind (the patch tests the resourceVersion).
 			logger.V(4).Info("Retrying to release data source", "source", src.String(), "err", err)
@@ -156,7 +164,7 @@ func (p *Protector) release(ctx context.Context, src datasource.Source) error {
 		return nil
 	}
 	klog.FromContext(ctx).V(2).Info("Releasing data source: no claim in progress uses it", "source", src.String())
-	return p.patch(ctx, src, obj, patch)
+	return p.write(ctx, src, obj, patch, finalizerChange{finalizer: src.Finalizer()})
 }
 
 // current returns src as last seen: from the cache, or the object this
@@ -186,21 +194,4 @@ func (p *Protector) cached(src datasource.Source) (metav1.Object, error) {
 		return obj.(*v1.PersistentVolumeClaim), nil
 	}
 	return nil, fmt.Errorf("%s cannot be protected", src)
-}
-
-// patch applies a finalizer patch computed from obj and remembers the
-// object it returns. Call with src locked.
-func (p *Protector) patch(ctx context.Context, src datasource.Source, obj metav1.Object, patch []byte) error {
-	var written metav1.Object
-	var err error
-	if src.Type() == datasource.Snapshot {
-		written, err = p.cfg.SnapshotClient.SnapshotV1().VolumeSnapshots(src.Namespace).Patch(ctx, src.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
-	} else {
-		written, err = p.cfg.Client.CoreV1().PersistentVolumeClaims(src.Namespace).Patch(ctx, src.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
-	}
-	if err != nil {
-		return fmt.Errorf("updating the finalizers of %s: %w", src, err)
-	}
-	p.writes.wrote(src, obj, written)
-	return nil
 }
