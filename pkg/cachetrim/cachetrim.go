@@ -26,17 +26,21 @@ const (
 	annBetaStorageProvisioner = "volume.beta.kubernetes.io/storage-provisioner"
 	annProvisionedBy          = "pv.kubernetes.io/provisioned-by"
 	annMigratedTo             = "pv.kubernetes.io/migrated-to"
-	annLastApplied            = "kubectl.kubernetes.io/last-applied-configuration"
 )
 
-// Meta drops what no decision reads from any object: managed fields and
-// kubectl's last-applied annotation, often the largest parts of an object.
+// Meta drops what no decision reads from any object and no write needs:
+// managed fields, often the largest part of an object (an update without
+// them leaves them as they are on the server).
+//
+// Everything else stays, kubectl's last-applied annotation included: the
+// controller library writes claims and volumes back from the cache with
+// Update (rescheduling a claim, removing a volume's finalizer), and an
+// update from a copy without the annotation would erase it, breaking the
+// next `kubectl apply` of the object. Objects trimmed further (below) are
+// never written back from the cache.
 func Meta(obj any) (any, error) {
 	if m, err := meta.Accessor(obj); err == nil {
 		m.SetManagedFields(nil)
-		if a := m.GetAnnotations(); a != nil {
-			delete(a, annLastApplied)
-		}
 	}
 	return obj, nil
 }
@@ -46,7 +50,7 @@ func Meta(obj any) (any, error) {
 // other object as by Meta.
 //
 // Claims of this driver, and claims no provisioner was chosen for yet,
-// keep every field but those Meta drops. A claim another provisioner serves
+// keep every field but managed fields (see Meta). A claim another provisioner serves
 // is read only by the "is it mine" tests, as a possible clone source, and by
 // source protection, whose finalizer is shared by all provisioners and stays
 // while any pending claim restores or clones the source. So it keeps its

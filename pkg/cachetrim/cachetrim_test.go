@@ -25,7 +25,7 @@ var (
 
 // fullMeta is metadata with everything a trim may drop.
 func fullMeta(annotations map[string]string) metav1.ObjectMeta {
-	a := map[string]string{annLastApplied: "{}", "team": "a"}
+	a := map[string]string{"kubectl.kubernetes.io/last-applied-configuration": "{}", "team": "a"}
 	for k, v := range annotations {
 		a[k] = v
 	}
@@ -44,12 +44,12 @@ func identityOf(annotations map[string]string) metav1.ObjectMeta {
 	}
 }
 
-// untouched is fullMeta after Meta: only managed fields and the
-// last-applied annotation are gone.
+// untouched is fullMeta after Meta: only managed fields are gone; every
+// annotation, kubectl's last-applied one included, stays, because the
+// controller library updates claims and volumes from the cache.
 func untouched(annotations map[string]string) metav1.ObjectMeta {
 	m := fullMeta(annotations)
 	m.ManagedFields = nil
-	delete(m.Annotations, annLastApplied)
 	return m
 }
 
