@@ -31,9 +31,11 @@ const (
 	// Charts commonly pass Topology=true, which changes nothing.
 	Topology featuregate.Feature = "Topology"
 
-	// VolumeAttributesClass is upstream's gate for passing a claim's
-	// VolumeAttributesClass parameters to CreateVolume (KEP-3751, GA). It is
-	// accepted here; this build does not pass such parameters yet.
+	// VolumeAttributesClass passes a claim's VolumeAttributesClass
+	// parameters to CreateVolume as mutable parameters (KEP-3751, GA). As
+	// upstream, when it is not set on the command line the feature is on
+	// only while the cluster serves storage.k8s.io/v1 VolumeAttributesClasses
+	// (see provisioner.Options.VolumeAttributesClass).
 	VolumeAttributesClass featuregate.Feature = "VolumeAttributesClass"
 
 	// ReleaseLeaderElectionOnExit releases the leader-election Lease on

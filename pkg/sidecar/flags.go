@@ -14,6 +14,8 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
 
+	"github.com/xns-csi/csi-provisioner/pkg/features"
+
 	// --logging-format=json, as in the upstream csi-provisioner.
 	_ "k8s.io/component-base/logs/json/register"
 )
@@ -115,7 +117,9 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 }
 
 // complete copies the common flags' values out of csi-lib-utils' global
-// configuration, and reads the environment variables upstream reads.
+// configuration, passes the VolumeAttributesClass gate on to the
+// provisioner's options, and reads the environment variables upstream
+// reads.
 func (o *Options) complete(getenv func(string) string) {
 	c := standardflags.Configuration
 	o.ShowVersion = c.ShowVersion
@@ -132,6 +136,13 @@ func (o *Options) complete(getenv func(string) string) {
 	// As upstream: a set KUBECONFIG replaces --kubeconfig.
 	if kubeconfig := getenv("KUBECONFIG"); kubeconfig != "" {
 		o.Kubeconfig, o.KubeconfigFromEnv = kubeconfig, true
+	}
+	// The provisioner tells "not set" (nil: on while the cluster serves the
+	// v1 API, upstream's start-up rule) from an explicit value.
+	o.Volume.VolumeAttributesClass = nil
+	if o.FeatureGate.ExplicitlySet(features.VolumeAttributesClass) {
+		enabled := o.FeatureGate.Enabled(features.VolumeAttributesClass)
+		o.Volume.VolumeAttributesClass = &enabled
 	}
 	o.NodeDeployment.NodeName = getenv("NODE_NAME")
 	o.Capacity.Namespace, o.Capacity.PodName = getenv("NAMESPACE"), getenv("POD_NAME")

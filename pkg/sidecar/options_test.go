@@ -102,6 +102,17 @@ func TestParseFlags(t *testing.T) {
 		{name: "-v=5 works, as in the hostpath driver's manifests",
 			args:  []string{"-v=5"},
 			check: func(o *Options) bool { return o.Logging.Verbosity == 5 }},
+		{name: "VolumeAttributesClass not set is left to the cluster's API, as upstream",
+			args:  []string{"--feature-gates=Topology=true"},
+			check: func(o *Options) bool { return o.Volume.VolumeAttributesClass == nil }},
+		{name: "VolumeAttributesClass=false, as the EBS chart sets it, turns the feature off",
+			args: []string{"--feature-gates=VolumeAttributesClass=false"},
+			check: func(o *Options) bool {
+				return o.Volume.VolumeAttributesClass != nil && !*o.Volume.VolumeAttributesClass
+			}},
+		{name: "VolumeAttributesClass=true turns it on whatever the cluster serves",
+			args:  []string{"--feature-gates=VolumeAttributesClass=true"},
+			check: func(o *Options) bool { return o.Volume.VolumeAttributesClass != nil && *o.Volume.VolumeAttributesClass }},
 		{name: "--version is reported",
 			args:  []string{"--version"},
 			check: func(o *Options) bool { return o.ShowVersion }},
