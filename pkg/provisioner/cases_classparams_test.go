@@ -72,6 +72,14 @@ func TestClassParameters(t *testing.T) {
 			want:    []string{`provision test/data: NoChange, error: fstype specified in parameters with both "fstype" and "csi.storage.k8s.io/fstype" keys`},
 		},
 		{
+			name: "a claim with a selector is not provisioned, as upstream",
+			objects: objects(ours(func(c *v1.PersistentVolumeClaim) {
+				c.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"tier": "gold"}}
+			})),
+			steps: []step{provision("test/data")},
+			want:  []string{"provision test/data: NoChange, error: claim Selector is not supported"},
+		},
+		{
 			name:    "a provisioner secret that cannot be read stops provisioning",
 			objects: []runtime.Object{classWith(prov.NameKey, "creds", prov.NamespaceKey, "kube-system"), ours()},
 			steps:   []step{provision("test/data")},

@@ -7,6 +7,7 @@ package provisioner
 
 import (
 	"context"
+	"errors"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
@@ -146,6 +147,11 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 	claim, class := opts.PVC, opts.StorageClass
 	if attempt := p.inflight.Get(claim.UID); attempt != nil {
 		return p.resume(ctx, opts, attempt)
+	}
+	if claim.Spec.Selector != nil {
+		// As upstream: a selector picks among existing PVs, which a new
+		// volume cannot honor.
+		return nil, controller.ProvisioningNoChange, errors.New("claim Selector is not supported")
 	}
 	src, content, err := p.contentSource(claim, class)
 	if err != nil {

@@ -88,7 +88,7 @@ func buildRequest(in requestInput) (*csi.CreateVolumeRequest, error) {
 		params[pvcNamespaceKey] = in.claim.Namespace
 		params[pvNameKey] = in.pvName
 	}
-	capability, err := volumeCapability(in)
+	capabilities, err := volumeCapabilities(in)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +102,7 @@ func buildRequest(in requestInput) (*csi.CreateVolumeRequest, error) {
 	return &csi.CreateVolumeRequest{
 		Name:                      VolumeName(in.opts, in.claim),
 		CapacityRange:             capacity,
-		VolumeCapabilities:        []*csi.VolumeCapability{capability},
+		VolumeCapabilities:        capabilities,
 		Parameters:                params,
 		Secrets:                   in.secrets,
 		VolumeContentSource:       in.contentSource,
@@ -111,11 +111,27 @@ func buildRequest(in requestInput) (*csi.CreateVolumeRequest, error) {
 	}, nil
 }
 
-// volumeCapability maps access modes, volume mode, fsType and mount options.
-func volumeCapability(in requestInput) (*csi.VolumeCapability, error) {
-	mode, err := accessmodes.ToCSIAccessMode(in.claim.Spec.AccessModes, in.multiWriter)
+// volumeCapabilities are, as upstream, one capability for each of the
+// claim's access modes, with its volume mode, fsType and mount options: a
+// ReadWriteOnce and ReadOnlyMany claim asks for a volume that can be both.
+func volumeCapabilities(in requestInput) ([]*csi.VolumeCapability, error) {
+	capabilities := make([]*csi.VolumeCapability, 0, len(in.claim.Spec.AccessModes))
+	for _, mode := range in.claim.Spec.AccessModes {
+		c, err := volumeCapability(in, mode)
+		if err != nil {
+			return nil, err
+		}
+		capabilities = append(capabilities, c)
+	}
+	return capabilities, nil
+}
+
+// volumeCapability maps one access mode, the volume mode, fsType and mount
+// options.
+func volumeCapability(in requestInput, accessMode v1.PersistentVolumeAccessMode) (*csi.VolumeCapability, error) {
+	mode, err := accessmodes.ToCSIAccessMode([]v1.PersistentVolumeAccessMode{accessMode}, in.multiWriter)
 	if err != nil {
-		return nil, fmt.Errorf("access modes %v: %w", in.claim.Spec.AccessModes, err)
+		return nil, fmt.Errorf("access mode %v: %w", accessMode, err)
 	}
 	capability := &csi.VolumeCapability{AccessMode: &csi.VolumeCapability_AccessMode{Mode: mode}}
 	if in.claim.Spec.VolumeMode != nil && *in.claim.Spec.VolumeMode == v1.PersistentVolumeBlock {
