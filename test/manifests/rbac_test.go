@@ -29,6 +29,8 @@ var clusterRolePermissions = []permission{
 	{"storage.k8s.io", "storageclasses", []string{"get", "list", "watch"}},
 	{"storage.k8s.io", "csinodes", []string{"get", "list", "watch"}},
 	{"", "nodes", []string{"get", "list", "watch"}},
+	{"storage.k8s.io", "volumeattributesclasses", []string{"list", "watch"}},
+	{"storage.k8s.io", "volumeattachments", []string{"list", "watch"}},
 	{"", "events", []string{"create", "patch"}},
 	{"", "secrets", []string{"get"}},
 	{"snapshot.storage.k8s.io", "volumesnapshots", []string{"get", "list", "watch", "patch"}},
