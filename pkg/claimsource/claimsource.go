@@ -221,7 +221,8 @@ func refuse(reason Reason, format string, args ...any) Verdict {
 	return Verdict{Action: Refuse, Reason: reason, Message: fmt.Sprintf(format, args...)}
 }
 
-func requestedBytes(claim *v1.PersistentVolumeClaim) int64 {
+// RequestedBytes is the storage a claim requests (0 without a request).
+func RequestedBytes(claim *v1.PersistentVolumeClaim) int64 {
 	q := claim.Spec.Resources.Requests[v1.ResourceStorage]
 	return q.Value()
 }

@@ -29,9 +29,9 @@ func checkClone(in Input) Verdict {
 			ref, modeOf(src.Spec.VolumeMode), modeOf(in.Claim.Spec.VolumeMode))
 	}
 	size := pv.Spec.Capacity[v1.ResourceStorage]
-	if requestedBytes(in.Claim) < size.Value() {
+	if RequestedBytes(in.Claim) < size.Value() {
 		return refuse(ReasonRequestedSizeTooSmall, "requested volume size %d is smaller than the size %d of source %s; request at least that",
-			requestedBytes(in.Claim), size.Value(), ref)
+			RequestedBytes(in.Claim), size.Value(), ref)
 	}
 	v := allowed(in.Source, "")
 	v.Content = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{

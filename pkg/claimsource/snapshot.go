@@ -39,9 +39,9 @@ func checkSnapshot(in Input, src datasource.Source) Verdict {
 	case content.Status == nil || content.Status.SnapshotHandle == nil || *content.Status.SnapshotHandle == "":
 		return refuse(ReasonSnapshotHandleMissing, "VolumeSnapshotContent %q of %s has no snapshot handle yet", contentName, ref)
 	}
-	if restore := restoreBytes(snap, content); restore > 0 && requestedBytes(in.Claim) < restore {
+	if restore := restoreBytes(snap, content); restore > 0 && RequestedBytes(in.Claim) < restore {
 		return refuse(ReasonRequestedSizeTooSmall, "requested volume size %d is smaller than the restore size %d of %s; request at least %d bytes",
-			requestedBytes(in.Claim), restore, ref, restore)
+			RequestedBytes(in.Claim), restore, ref, restore)
 	}
 	if in.Driver.PreventVolumeModeConversion && !modeChangeAllowed(content) {
 		want, have := modeOf(in.Claim.Spec.VolumeMode), modeOf(content.Spec.SourceVolumeMode)

@@ -9,6 +9,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/classparams"
 )
 
@@ -92,7 +93,7 @@ func buildRequest(in requestInput) (*csi.CreateVolumeRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	capacity := &csi.CapacityRange{RequiredBytes: requestedBytes(in.claim)}
+	capacity := &csi.CapacityRange{RequiredBytes: claimsource.RequestedBytes(in.claim)}
 	if limit, ok := in.claim.Spec.Resources.Limits[v1.ResourceStorage]; ok {
 		capacity.LimitBytes = limit.Value()
 		if capacity.LimitBytes > 0 && capacity.LimitBytes < capacity.RequiredBytes {
@@ -154,9 +155,4 @@ func requestedFSType(req *csi.CreateVolumeRequest) string {
 		}
 	}
 	return ""
-}
-
-func requestedBytes(claim *v1.PersistentVolumeClaim) int64 {
-	q := claim.Spec.Resources.Requests[v1.ResourceStorage]
-	return q.Value()
 }

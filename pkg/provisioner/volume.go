@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/classparams"
 	"github.com/xns-csi/csi-provisioner/pkg/topology"
 )
@@ -46,7 +47,7 @@ type volumeInput struct {
 func buildVolume(in volumeInput) *v1.PersistentVolume {
 	capacity := in.created.GetCapacityBytes()
 	if capacity == 0 {
-		capacity = requestedBytes(in.claim)
+		capacity = claimsource.RequestedBytes(in.claim)
 	}
 	reclaim := v1.PersistentVolumeReclaimDelete
 	if in.class.ReclaimPolicy != nil {
