@@ -32,6 +32,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	kubefake "k8s.io/client-go/kubernetes/fake"
@@ -156,23 +157,11 @@ func runFramework(t *testing.T, cases []frameworkCase) {
 					w.log("step %d: %d CSI answers left unused", i+1, len(w.answers))
 				}
 			}
-			if got := w.transcript; !equal(got, tc.want) {
+			if got := w.transcript; !slices.Equal(got, tc.want) {
 				t.Errorf("transcript:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}
 		})
 	}
-}
-
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func newWorld(t *testing.T, tc frameworkCase) *world {
@@ -593,15 +582,10 @@ func while(s step) func(w *world) {
 	return func(w *world) { w.log("%s", s.run(w)) }
 }
 
-func mustMeta(t *testing.T, obj runtime.Object) metav1Object {
+func mustMeta(t *testing.T, obj runtime.Object) metav1.Object {
 	m, err := meta.Accessor(obj)
 	must(t, err)
 	return m
-}
-
-type metav1Object interface {
-	GetNamespace() string
-	GetName() string
 }
 
 func (w *world) claim(k string) *v1.PersistentVolumeClaim {
