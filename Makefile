@@ -6,7 +6,7 @@ export GOTOOLCHAIN := local
 export GOFLAGS     := -mod=vendor
 BIN         := bin
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-IMAGE       ?= csi-provisioner:$(VERSION)
+IMAGE       ?= ghcr.io/xns-csi/csi-provisioner:$(VERSION)
 LDFLAGS     := -s -w -X main.version=$(VERSION)
 CACHE       := .cache
 
