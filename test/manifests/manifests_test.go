@@ -275,6 +275,8 @@ var (
 		"ClusterRoleBinding csi-provisioner-role",
 		"Role default/external-provisioner-cfg",
 		"RoleBinding default/csi-provisioner-role-cfg",
+		"Role default/external-provisioner-capacity",
+		"RoleBinding default/csi-provisioner-role-capacity",
 		"Deployment default/csi-provisioner",
 	}
 	// populatorObjects are in deploy/populator.

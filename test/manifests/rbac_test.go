@@ -36,11 +36,24 @@ var clusterRolePermissions = []permission{
 	{"snapshot.storage.k8s.io", "volumesnapshots", []string{"get", "list", "watch", "patch"}},
 	{"snapshot.storage.k8s.io", "volumesnapshotcontents", []string{"get", "list", "watch"}},
 	{"gateway.networking.k8s.io", "referencegrants", []string{"get", "list", "watch"}},
+	{"snapshot.storage.k8s.io", "volumesnapshotlinks", []string{"list", "watch"}},
+	{"snapshot.storage.k8s.io", "volumesnapshotlinks/status", []string{"update"}},
 }
 
-// leaseRolePermissions is what the namespaced leader-election Role grants.
-var leaseRolePermissions = []permission{
-	{"coordination.k8s.io", "leases", []string{"get", "watch", "list", "delete", "update", "create"}},
+// rolePermissions are the namespaced Roles of rbac.yaml, in the sidecar's
+// namespace, and exactly what each must grant, like clusterRolePermissions.
+var rolePermissions = map[string][]permission{
+	// Leader election.
+	"external-provisioner-cfg": {
+		{"coordination.k8s.io", "leases", []string{"get", "watch", "list", "delete", "update", "create"}},
+	},
+	// Storage capacity tracking (--enable-capacity), up to the owner of
+	// --capacity-ownerref-level=2.
+	"external-provisioner-capacity": {
+		{"storage.k8s.io", "csistoragecapacities", []string{"list", "watch", "create", "update", "delete"}},
+		{"", "pods", []string{"get"}},
+		{"apps", "replicasets", []string{"get"}},
+	},
 }
 
 // missingVerbs returns the verbs of want that no rule of rules grants on
@@ -137,15 +150,19 @@ func TestClusterRoleGrantsNothingElse(t *testing.T) {
 	}
 }
 
-func TestLeaseRoleGrantsLeaderElection(t *testing.T) {
-	rules := rulesOf(t, "Role", "external-provisioner-cfg")
-	for _, want := range leaseRolePermissions {
-		if missing := missingVerbs(rules, want); len(missing) > 0 {
-			t.Errorf("Role external-provisioner-cfg does not grant %v on %q/%s", missing, want.group, want.resource)
-		}
-	}
-	for _, extra := range extraGrants(rules, leaseRolePermissions) {
-		t.Errorf("Role external-provisioner-cfg grants %s, which leader election does not use", extra)
+func TestRolesGrantExactlyWhatTheirFeatureUses(t *testing.T) {
+	for name, permissions := range rolePermissions {
+		t.Run(name, func(t *testing.T) {
+			rules := rulesOf(t, "Role", name)
+			for _, want := range permissions {
+				if missing := missingVerbs(rules, want); len(missing) > 0 {
+					t.Errorf("Role %s does not grant %v on %q/%s", name, missing, want.group, want.resource)
+				}
+			}
+			for _, extra := range extraGrants(rules, permissions) {
+				t.Errorf("Role %s grants %s, which the sidecar does not use", name, extra)
+			}
+		})
 	}
 }
 
@@ -174,12 +191,15 @@ func TestBindingsGrantTheDeploymentsServiceAccount(t *testing.T) {
 	}) {
 		t.Errorf("No ClusterRoleBinding grants ClusterRole external-provisioner-runner to %s %s/%s", sa.Kind, sa.Namespace, sa.Name)
 	}
-	// The Lease is in the sidecar's own namespace, so the Role must be too.
-	if !slices.ContainsFunc(roleBindings, func(b *rbacv1.RoleBinding) bool {
-		return b.Namespace == deployment.Namespace && b.RoleRef.Kind == "Role" &&
-			b.RoleRef.Name == "external-provisioner-cfg" && slices.Contains(b.Subjects, sa)
-	}) {
-		t.Errorf("No RoleBinding in %s grants Role external-provisioner-cfg to %s %s/%s", deployment.Namespace, sa.Kind, sa.Namespace, sa.Name)
+	// The Lease and the CSIStorageCapacity objects are in the sidecar's own
+	// namespace, so the Roles must be too.
+	for role := range rolePermissions {
+		if !slices.ContainsFunc(roleBindings, func(b *rbacv1.RoleBinding) bool {
+			return b.Namespace == deployment.Namespace && b.RoleRef.Kind == "Role" &&
+				b.RoleRef.Name == role && slices.Contains(b.Subjects, sa)
+		}) {
+			t.Errorf("No RoleBinding in %s grants Role %s to %s %s/%s", deployment.Namespace, role, sa.Kind, sa.Namespace, sa.Name)
+		}
 	}
 }
 
