@@ -18,12 +18,24 @@ import (
 // kustomizations are the kustomize directories under deploy/ (relative to
 // it) and the objects each renders. The top level installs everything the
 // project ships; populator/ is left out of it because its CRD is not ours,
-// and examples/ has no kustomization.
+// and examples/ has no kustomization. overlays/ha installs what the top
+// level does, changed for high availability.
 var kustomizations = map[string][]string{
 	".":               slices.Concat(crdObjects, sidecarObjects),
 	"crds":            crdObjects,
 	"csi-provisioner": sidecarObjects,
 	"populator":       populatorObjects,
+	"overlays/ha":     slices.Concat(crdObjects, sidecarObjects, haObjects),
+}
+
+// overlays are the kustomizations of kustomizations that patch the objects
+// of their bases: those render unlike their files on purpose (overlay_test.go
+// checks what the patches make of them), and an overlay's directory holds
+// only the objects it adds.
+var overlays = []string{"overlays/ha"}
+
+func isOverlay(dir string) bool {
+	return slices.Contains(overlays, dir)
 }
 
 // kustomize renders the kustomization in dir with `kubectl kustomize`, the
@@ -86,9 +98,14 @@ func TestKustomizationsRenderTheirObjects(t *testing.T) {
 			var got []string
 			for _, m := range kustomize(t, filepath.Join(deployDir, dir)) {
 				got = append(got, m.key())
-				// kustomize adds no transformer here: what it installs is
+				file, ok := files[m.key()]
+				if !ok || (isOverlay(dir) && !strings.HasPrefix(file.source, dir+"/")) {
+					continue
+				}
+				// kustomize adds no transformer here (an overlay's patches
+				// change only its bases' objects): what it installs is
 				// what the files say, and what the other tests check.
-				if file, ok := files[m.key()]; ok && !apiequality.Semantic.DeepEqual(file.obj, m.obj) {
+				if !apiequality.Semantic.DeepEqual(file.obj, m.obj) {
 					t.Errorf("%s renders %s unlike %s", shown(dir), m.key(), file.source)
 				}
 			}
@@ -101,6 +118,8 @@ func TestKustomizationsRenderTheirObjects(t *testing.T) {
 
 // TestComponentsShipEveryFileTheyHold fails when a manifest is added to a
 // component directory (or under it) without its kustomization listing it.
+// A component renders exactly the files it holds; an overlay renders its
+// bases' objects as well.
 func TestComponentsShipEveryFileTheyHold(t *testing.T) {
 	for dir := range kustomizations {
 		if dir == "." {
@@ -121,6 +140,14 @@ func TestComponentsShipEveryFileTheyHold(t *testing.T) {
 			for _, m := range kustomize(t, filepath.Join(deployDir, dir)) {
 				got = append(got, m.key())
 			}
+			if isOverlay(dir) {
+				for _, key := range want {
+					if !slices.Contains(got, key) {
+						t.Errorf("%s holds %s, which its kustomization does not render", shown(dir), key)
+					}
+				}
+				return
+			}
 			if !sameElements(got, want) {
 				t.Errorf("%s holds\n  %s\nbut its kustomization renders\n  %s", shown(dir), strings.Join(sorted(want), "\n  "), strings.Join(sorted(got), "\n  "))
 			}
@@ -128,13 +155,45 @@ func TestComponentsShipEveryFileTheyHold(t *testing.T) {
 	}
 }
 
-// TestNamespaceOverlayMovesTheSidecar renders an overlay of deploy/ that
-// sets a namespace, as the comments of deploy/csi-provisioner tell users
-// to: the sidecar's namespaced objects and the bindings' subjects move, the
-// cluster-scoped objects stay cluster-scoped.
+// TestNamespaceOverlayMovesTheSidecar renders overlays of deploy/ and of
+// deploy/overlays/ha that set a namespace, as the comments of
+// deploy/csi-provisioner tell users to: the sidecar's namespaced objects
+// and the bindings' subjects move, the cluster-scoped objects stay
+// cluster-scoped.
 func TestNamespaceOverlayMovesTheSidecar(t *testing.T) {
+	for _, dir := range []string{".", "overlays/ha"} {
+		t.Run(dir, func(t *testing.T) {
+			for _, m := range kustomizeOverlay(t, dir, "namespace: csi-system\n") {
+				ns := m.objectMeta().GetNamespace()
+				switch o := m.obj.(type) {
+				case *rbacv1.ClusterRole, *unstructured.Unstructured: // the ClusterRole and the CRDs
+					if ns != "" {
+						t.Errorf("%s got namespace %s, want none (cluster-scoped)", m.key(), ns)
+					}
+				case *rbacv1.ClusterRoleBinding:
+					checkSubjectsIn(t, m.key(), o.Subjects, "csi-system")
+				case *rbacv1.RoleBinding:
+					checkSubjectsIn(t, m.key(), o.Subjects, "csi-system")
+					if ns != "csi-system" {
+						t.Errorf("%s is in %q, want csi-system", m.key(), ns)
+					}
+				default:
+					if ns != "csi-system" {
+						t.Errorf("%s is in %q, want csi-system", m.key(), ns)
+					}
+				}
+			}
+		})
+	}
+}
+
+// kustomizeOverlay renders a kustomization in a temporary directory with
+// deploy/<dir> as its base and the fields extra (YAML), as a user's overlay
+// of it would be.
+func kustomizeOverlay(t *testing.T, dir, extra string) []manifest {
+	t.Helper()
 	overlay := t.TempDir()
-	abs, err := filepath.Abs(deployDir)
+	abs, err := filepath.Abs(filepath.Join(deployDir, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,30 +202,11 @@ func TestNamespaceOverlayMovesTheSidecar(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nnamespace: csi-system\nresources:\n  - " + filepath.ToSlash(base) + "\n"
+	kustomization := "apiVersion: kustomize.config.k8s.io/v1beta1\nkind: Kustomization\nresources:\n  - " + filepath.ToSlash(base) + "\n" + extra
 	if err := os.WriteFile(filepath.Join(overlay, "kustomization.yaml"), []byte(kustomization), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range kustomize(t, overlay) {
-		ns := m.objectMeta().GetNamespace()
-		switch o := m.obj.(type) {
-		case *rbacv1.ClusterRole, *unstructured.Unstructured: // the ClusterRole and the CRDs
-			if ns != "" {
-				t.Errorf("%s got namespace %s, want none (cluster-scoped)", m.key(), ns)
-			}
-		case *rbacv1.ClusterRoleBinding:
-			checkSubjectsIn(t, m.key(), o.Subjects, "csi-system")
-		case *rbacv1.RoleBinding:
-			checkSubjectsIn(t, m.key(), o.Subjects, "csi-system")
-			if ns != "csi-system" {
-				t.Errorf("%s is in %q, want csi-system", m.key(), ns)
-			}
-		default:
-			if ns != "csi-system" {
-				t.Errorf("%s is in %q, want csi-system", m.key(), ns)
-			}
-		}
-	}
+	return kustomize(t, overlay)
 }
 
 func checkSubjectsIn(t *testing.T, binding string, subjects []rbacv1.Subject, namespace string) {

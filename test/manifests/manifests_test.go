@@ -16,6 +16,7 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -45,6 +46,7 @@ var knownKinds = map[schema.GroupVersionKind]func() any{
 	v1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"):      func() any { return &v1.PersistentVolumeClaim{} },
 	v1.SchemeGroupVersion.WithKind("Service"):                    func() any { return &v1.Service{} },
 	appsv1.SchemeGroupVersion.WithKind("Deployment"):             func() any { return &appsv1.Deployment{} },
+	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"):  func() any { return &policyv1.PodDisruptionBudget{} },
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRole"):            func() any { return &rbacv1.ClusterRole{} },
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):     func() any { return &rbacv1.ClusterRoleBinding{} },
 	rbacv1.SchemeGroupVersion.WithKind("Role"):                   func() any { return &rbacv1.Role{} },
@@ -279,6 +281,11 @@ var (
 		"RoleBinding default/csi-provisioner-role-capacity",
 		"Deployment default/csi-provisioner",
 	}
+	// haObjects are in deploy/overlays/ha, which patches the sidecar's
+	// Deployment too.
+	haObjects = []string{
+		"PodDisruptionBudget default/csi-provisioner",
+	}
 	// populatorObjects are in deploy/populator.
 	populatorObjects = []string{
 		"VolumePopulator volumesnapshotlink",
@@ -304,7 +311,7 @@ func TestDeployHasTheDocumentedObjects(t *testing.T) {
 	for _, m := range loadManifests(t) {
 		have[m.key()] = true
 	}
-	for _, want := range slices.Concat(crdObjects, sidecarObjects, populatorObjects, exampleObjects) {
+	for _, want := range slices.Concat(crdObjects, sidecarObjects, haObjects, populatorObjects, exampleObjects) {
 		if !have[want] {
 			t.Errorf("deploy/ has no %s", want)
 		}

@@ -1,0 +1,206 @@
+package manifests
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// sidecarName is the name of the sidecar's Deployment and of its container.
+const sidecarName = "csi-provisioner"
+
+// deploymentDirs are the kustomizations that install the sidecar's
+// Deployment; each test of this file checks what every one renders.
+var deploymentDirs = []string{".", "csi-provisioner", "overlays/ha"}
+
+// forEachSidecar runs check, as a subtest, on the sidecar's Deployment as
+// each of deploymentDirs renders it.
+func forEachSidecar(t *testing.T, check func(t *testing.T, d *appsv1.Deployment)) {
+	t.Helper()
+	for _, dir := range deploymentDirs {
+		t.Run(dir, func(t *testing.T) {
+			check(t, sidecarDeployment(t, kustomize(t, filepath.Join(deployDir, dir))))
+		})
+	}
+}
+
+// sidecarDeployment returns the sidecar's Deployment among manifests,
+// failing t when there is none.
+func sidecarDeployment(t *testing.T, manifests []manifest) *appsv1.Deployment {
+	t.Helper()
+	for _, m := range manifests {
+		if d, ok := m.obj.(*appsv1.Deployment); ok && d.Name == sidecarName {
+			return d
+		}
+	}
+	t.Fatalf("No Deployment %s", sidecarName)
+	return nil
+}
+
+// sidecarContainer returns the sidecar's container of d, failing t when
+// there is none.
+func sidecarContainer(t *testing.T, d *appsv1.Deployment) *v1.Container {
+	t.Helper()
+	containers := d.Spec.Template.Spec.Containers
+	i := slices.IndexFunc(containers, func(c v1.Container) bool { return c.Name == sidecarName })
+	if i < 0 {
+		t.Fatalf("Deployment %s has no container %s", d.Name, sidecarName)
+	}
+	return &containers[i]
+}
+
+func TestEveryImageIsFullyQualifiedAndPinned(t *testing.T) {
+	forEachSidecar(t, func(t *testing.T, d *appsv1.Deployment) {
+		for _, c := range d.Spec.Template.Spec.Containers {
+			if problem := imageProblem(c.Image); problem != "" {
+				t.Errorf("Container %s has image %q: %s", c.Name, c.Image, problem)
+			}
+		}
+	})
+}
+
+func TestImageProblem(t *testing.T) {
+	tests := map[string]struct {
+		image string
+		// problem is a substring of imageProblem's answer; empty: none.
+		problem string
+	}{
+		"a registry, a path and a version tag are fine": {image: "ghcr.io/xns-csi/csi-provisioner:v0.1.0"},
+		"a registry with a port is fine":                {image: "registry.example.com:5000/csi-provisioner:v1"},
+		"a digest pins the image too":                   {image: "ghcr.io/xns-csi/csi-provisioner@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"},
+		"a short name resolves through the runtime's search registries": {
+			image: "csi-provisioner:v0.1.0", problem: "registry",
+		},
+		"a Docker Hub user's name has no registry either": {image: "xns-csi/csi-provisioner:v0.1.0", problem: "registry"},
+		"no tag means latest":                             {image: "ghcr.io/xns-csi/csi-provisioner", problem: "tag"},
+		"latest moves":                                    {image: "ghcr.io/xns-csi/csi-provisioner:latest", problem: "latest"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			got := imageProblem(tc.image)
+			switch {
+			case tc.problem == "" && got != "":
+				t.Errorf("imageProblem(%q) = %q, want none", tc.image, got)
+			case tc.problem != "" && !strings.Contains(got, tc.problem):
+				t.Errorf("imageProblem(%q) = %q, want one about %q", tc.image, got, tc.problem)
+			}
+		})
+	}
+}
+
+// imageProblem says why image could resolve to another image than the one
+// meant, or "" when it cannot: without a registry host a container runtime
+// may try its search registries in turn (and Docker Hub, where anyone can
+// claim the name), and without a tag or digest, or with "latest", the image
+// changes under a running Deployment.
+func imageProblem(image string) string {
+	name, digest, pinned := strings.Cut(image, "@")
+	if pinned && digest == "" {
+		return "empty digest"
+	}
+	host, _, hasPath := strings.Cut(name, "/")
+	if !hasPath || (!strings.ContainsAny(host, ".:") && host != "localhost") {
+		return "no registry host: the runtime may pull it from another registry"
+	}
+	if pinned {
+		return ""
+	}
+	repo, tag, tagged := "", "", false
+	if i := strings.LastIndex(name, ":"); i > strings.LastIndex(name, "/") {
+		repo, tag, tagged = name[:i], name[i+1:], true
+	}
+	switch {
+	case !tagged || repo == "" || tag == "":
+		return "no tag (which means latest) and no digest"
+	case tag == "latest":
+		return "tag latest changes under a running Deployment"
+	}
+	return ""
+}
+
+func TestSidecarProbes(t *testing.T) {
+	forEachSidecar(t, func(t *testing.T, d *appsv1.Deployment) {
+		c := sidecarContainer(t, d)
+		// One slow answer on a busy node must not take the only replica
+		// out of rotation.
+		if p := c.ReadinessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/readyz" {
+			t.Errorf("The readiness probe is %+v, want GET /readyz", p)
+		} else if p.FailureThreshold < 3 {
+			t.Errorf("The readiness probe has failureThreshold %d, want 3 or more", p.FailureThreshold)
+		}
+		// Leader election serves /healthz/leader-election (upstream's
+		// liveness path), which restarts a leader stuck without its Lease.
+		if p := c.LivenessProbe; p == nil || p.HTTPGet == nil || p.HTTPGet.Path != "/healthz/leader-election" {
+			t.Errorf("The liveness probe is %+v, want GET /healthz/leader-election", p)
+		}
+		if !slices.ContainsFunc(c.Args, isLeaderElectionOn) {
+			t.Errorf("The sidecar runs with %q, want --leader-election (the liveness probe's path needs it)", c.Args)
+		}
+	})
+}
+
+// isLeaderElectionOn tells whether the command-line argument arg turns
+// leader election on.
+func isLeaderElectionOn(arg string) bool {
+	return arg == "--leader-election" || arg == "--leader-election=true"
+}
+
+func TestSidecarMemoryRequest(t *testing.T) {
+	// docs/benchmarks.md: 65 MiB RSS at 1,000 claims, snapshots and grants
+	// (18 anonymous), 83 at 5,000; the request covers both.
+	minimum := resource.MustParse("64Mi")
+	forEachSidecar(t, func(t *testing.T, d *appsv1.Deployment) {
+		got, ok := sidecarContainer(t, d).Resources.Requests[v1.ResourceMemory]
+		if !ok || got.Cmp(minimum) < 0 {
+			t.Errorf("The sidecar requests %s of memory, want at least %s", got.String(), minimum.String())
+		}
+	})
+}
+
+func TestSidecarGetsItsPodFromTheDownwardAPI(t *testing.T) {
+	// --enable-capacity needs NAMESPACE and POD_NAME, --node-deployment
+	// NODE_NAME, as upstream's.
+	want := map[string]string{"NAMESPACE": "metadata.namespace", "POD_NAME": "metadata.name", "NODE_NAME": "spec.nodeName"}
+	forEachSidecar(t, func(t *testing.T, d *appsv1.Deployment) {
+		env := sidecarContainer(t, d).Env
+		for name, field := range want {
+			i := slices.IndexFunc(env, func(e v1.EnvVar) bool { return e.Name == name })
+			if i < 0 {
+				t.Errorf("The sidecar has no environment variable %s", name)
+				continue
+			}
+			if from := env[i].ValueFrom; from == nil || from.FieldRef == nil || from.FieldRef.FieldPath != field {
+				t.Errorf("The sidecar's %s is %+v, want the downward API's %s", name, env[i], field)
+			}
+		}
+	})
+}
+
+func TestSidecarRunsAsNonRoot(t *testing.T) {
+	forEachSidecar(t, func(t *testing.T, d *appsv1.Deployment) {
+		sc := sidecarContainer(t, d).SecurityContext
+		if sc == nil || sc.RunAsNonRoot == nil || !*sc.RunAsNonRoot {
+			t.Errorf("The sidecar's securityContext is %+v, want runAsNonRoot", sc)
+		}
+	})
+}
+
+// TestImagesCanBeOverridden checks the override README.md describes: a
+// user's overlay with kustomize's `images:` replaces the sidecar's image,
+// in every kustomization that installs it.
+func TestImagesCanBeOverridden(t *testing.T) {
+	for _, dir := range deploymentDirs {
+		t.Run(dir, func(t *testing.T) {
+			images := "images:\n  - name: ghcr.io/xns-csi/csi-provisioner\n    newName: registry.example.com/mirror/csi-provisioner\n    newTag: v0.1.1\n"
+			c := sidecarContainer(t, sidecarDeployment(t, kustomizeOverlay(t, dir, images)))
+			if want := "registry.example.com/mirror/csi-provisioner:v0.1.1"; c.Image != want {
+				t.Errorf("With images: the sidecar's image is %q, want %q", c.Image, want)
+			}
+		})
+	}
+}
