@@ -27,21 +27,27 @@ func (p *Provisioner) resume(ctx context.Context, opts controller.ProvisionOptio
 	if current, err := p.claims.PersistentVolumeClaims(claim.Namespace).Get(claim.Name); err != nil || current.UID != claim.UID {
 		return p.abandon(ctx, attempt)
 	}
-	refs, err := resolveSecrets(opts.StorageClass.Parameters, opts.PVName, claim)
+	class, err := p.migration.classToCSI(ctx, opts.StorageClass)
+	if err != nil {
+		return nil, controller.ProvisioningInBackground, err
+	}
+	refs, err := resolveSecrets(class.Parameters, opts.PVName, claim)
 	if err != nil {
 		return nil, controller.ProvisioningInBackground, err
 	}
 	return p.create(ctx, opts, attempt, refs)
 }
 
-// create sends the attempt's CreateVolume and turns the answer into a PV.
-// The attempt ends when the driver has answered for good.
+// create sends the attempt's CreateVolume and turns the answer into a PV,
+// an in-tree PV for a claim of an in-tree class (opts has the class the
+// claim names). The attempt ends when the driver has answered for good.
 func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptions, attempt *inflight.Attempt, refs classparams.SecretRefs) (pv *v1.PersistentVolume, state controller.ProvisioningState, err error) {
 	defer func() {
 		if state != controller.ProvisioningInBackground {
 			p.inflight.End(attempt.Claim)
 		}
 	}()
+	ctx = csiclient.WithMigrated(ctx, p.migration.inTreeClass(opts.StorageClass))
 	req := attempt.Request
 	resp, err := p.driver.CreateVolume(ctx, req) // the error names the call and the volume
 	if err != nil {
@@ -60,9 +66,16 @@ func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptio
 		return nil, state, err
 	}
 	attributesClass, _, _ := p.lookupAttributesClass(opts.PVC)
-	return buildVolume(volumeInput{opts: p.opts, claim: opts.PVC, class: opts.StorageClass, pvName: opts.PVName, driverName: p.driverName,
+	pv = buildVolume(volumeInput{opts: p.opts, claim: opts.PVC, class: opts.StorageClass, pvName: opts.PVName, driverName: p.driverName,
 		identity: p.identity, topology: p.caps.AccessibilityConstraints, fsType: requestedFSType(req), attributesClass: attributesClass,
-		created: created, secrets: refs}), controller.ProvisioningFinished, nil
+		created: created, secrets: refs})
+	if pv, err = p.migration.volumeToInTree(opts.StorageClass, pv); err != nil {
+		// Upstream means to delete the volume here (its Delete is handed
+		// the failed translation's nil PV and retries forever instead).
+		state, err := p.undoCreate(ctx, created, req.GetSecrets(), fmt.Errorf("%w; the volume was deleted again", err))
+		return nil, state, err
+	}
+	return pv, controller.ProvisioningFinished, nil
 }
 
 // abandon undoes an attempt whose claim was deleted while its CreateVolume

@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	"github.com/kubernetes-csi/csi-lib-utils/connection"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	"github.com/prometheus/client_golang/prometheus"
@@ -63,6 +64,11 @@ type frameworkCase struct {
 	objects []runtime.Object
 	// gateOff turns the CrossNamespaceSourceProvisioning gate off.
 	gateOff bool
+	// driverName is the CSI driver's name; "" means driver.
+	driverName string
+	// showParameters adds the parameters and the fsType of every
+	// CreateVolume to the transcript.
+	showParameters bool
 	// caps are the driver's capabilities; zero means all of them.
 	caps *csiclient.Capabilities
 	// options changes the flags, which are defaultOpts otherwise.
@@ -98,7 +104,9 @@ type answer struct {
 	capacity int64
 	// ignoreSource answers without the requested content source.
 	ignoreSource bool
-	during       func(w *world)
+	// volumeContext is the created volume's context.
+	volumeContext map[string]string
+	during        func(w *world)
 }
 
 // world is the provisioner's view of the cluster in a case.
@@ -114,6 +122,8 @@ type world struct {
 	prov       *Provisioner
 	answers    []answer
 	transcript []string
+	// showParameters, see frameworkCase.
+	showParameters bool
 	// pendingRefresh copies patched objects into the caches once the
 	// fake API has applied the patches.
 	pendingRefresh []func()
@@ -166,7 +176,7 @@ func runFramework(t *testing.T, cases []frameworkCase) {
 
 func newWorld(t *testing.T, tc frameworkCase) *world {
 	w := &world{t: t, ctx: context.Background(), recorder: record.NewFakeRecorder(100), forbidden: tc.forbidden,
-		indexers: map[schema.GroupVersionResource]cache.Indexer{}}
+		indexers: map[schema.GroupVersionResource]cache.Indexer{}, showParameters: tc.showParameters}
 	var kubeObjs, snapObjs []runtime.Object
 	for _, gvr := range []schema.GroupVersionResource{claimsGVR, volumesGVR, classesGVR, nodesGVR, csiNodesGVR, vacsGVR, vasGVR, snapshotsGVR, contentsGVR} {
 		indexers := cache.Indexers{}
@@ -197,10 +207,14 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 	if tc.caps != nil {
 		caps = *tc.caps
 	}
+	driverName := driver
+	if tc.driverName != "" {
+		driverName = tc.driverName
+	}
 	claims := corelisters.NewPersistentVolumeClaimLister(w.indexers[claimsGVR])
 	volumes := corelisters.NewPersistentVolumeLister(w.indexers[volumesGVR])
 	policy := claimsource.Policy{CrossNamespace: !tc.gateOff, Grants: w, Snapshots: w, Claims: claims, Volumes: volumes,
-		Driver: claimsource.Driver{Name: driver, RestoresSnapshots: caps.SupportsSnapshotRestore(), Clones: caps.SupportsClone()}}
+		Driver: claimsource.Driver{Name: driverName, RestoresSnapshots: caps.SupportsSnapshotRestore(), Clones: caps.SupportsClone()}}
 	attempts := inflight.New()
 	protector := sourceprotection.New(sourceprotection.Config{Client: w.kube, SnapshotClient: w.snaps, Snapshots: w,
 		Claims: w.indexers[claimsGVR], Volumes: volumes, Policy: policy, InFlight: attempts,
@@ -215,7 +229,7 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 	if caps.PublishUnpublishVolume { // as build.go wires it
 		attachments = attachmentCache{w.indexers[vasGVR], !tc.attachmentsUnreadable}
 	}
-	w.prov = New(Config{DriverName: driver, Identity: testIdentity, Capabilities: caps, Driver: w, Client: w.kube,
+	w.prov = New(Config{DriverName: driverName, Identity: testIdentity, Capabilities: caps, Driver: w, Client: w.kube,
 		Claims: claims, Volumes: volumes, Classes: storagelisters.NewStorageClassLister(w.indexers[classesGVR]),
 		Nodes: corelisters.NewNodeLister(w.indexers[nodesGVR]), CSINodes: storagelisters.NewCSINodeLister(w.indexers[csiNodesGVR]),
 		AttributesClasses: attributesClassCache{w.indexers[vacsGVR], !tc.attributesClassesUnserved}, Attachments: attachments,
@@ -404,8 +418,8 @@ func (c attachmentCache) OfVolume(pv string) ([]*storagev1.VolumeAttachment, err
 
 // CreateVolume and DeleteVolume are the driver: they log the call and
 // answer from the step's script. A call without an answer is unexpected.
-func (w *world) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
-	line := "CreateVolume " + req.GetName()
+func (w *world) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
+	line := "CreateVolume " + req.GetName() + describeMigrated(ctx)
 	switch src := req.GetVolumeContentSource(); {
 	case src.GetSnapshot() != nil:
 		line += " from snapshot " + src.GetSnapshot().GetSnapshotId()
@@ -413,6 +427,9 @@ func (w *world) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*
 		line += " from volume " + src.GetVolume().GetVolumeId()
 	}
 	line += describeSecret(req.GetSecrets()) + describeTopology(req.GetAccessibilityRequirements())
+	if w.showParameters {
+		line += fmt.Sprintf(" with parameters %v fsType %q", req.GetParameters(), requestedFSType(req))
+	}
 	if m := req.GetMutableParameters(); len(m) > 0 {
 		line += fmt.Sprintf(" with mutable parameters %v", m)
 	}
@@ -427,19 +444,28 @@ func (w *world) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*
 	if capacity == 0 {
 		capacity = req.GetCapacityRange().GetRequiredBytes()
 	}
-	vol := &csi.Volume{VolumeId: "id-" + req.GetName(), CapacityBytes: capacity}
+	vol := &csi.Volume{VolumeId: "id-" + req.GetName(), CapacityBytes: capacity, VolumeContext: a.volumeContext}
 	if !a.ignoreSource {
 		vol.ContentSource = req.GetVolumeContentSource()
 	}
 	return &csi.CreateVolumeResponse{Volume: vol}, nil
 }
 
-func (w *world) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) error {
-	a, ok := w.nextAnswer("DeleteVolume " + req.GetVolumeId() + describeSecret(req.GetSecrets()))
+func (w *world) DeleteVolume(ctx context.Context, req *csi.DeleteVolumeRequest) error {
+	a, ok := w.nextAnswer("DeleteVolume " + req.GetVolumeId() + describeMigrated(ctx) + describeSecret(req.GetSecrets()))
 	if !ok {
 		return errors.New("unexpected call")
 	}
 	return a.err
+}
+
+// describeMigrated marks a CSI call for a migrated in-tree volume, as the
+// CSI connection's metrics label it.
+func describeMigrated(ctx context.Context) string {
+	if info, ok := ctx.Value(connection.AdditionalInfoKey).(connection.AdditionalInfo); ok && info.Migrated == "true" {
+		return " (migrated)"
+	}
+	return ""
 }
 
 // describeSecret shows the secret a CSI call carries, by its keys.
@@ -508,14 +534,30 @@ func provisionOn(claimKey, node string, answers ...answer) step {
 	}}
 }
 
+// provisionUnfiltered calls Provision without the filter, as the library
+// does for a claim it retries.
+func provisionUnfiltered(claimKey string, answers ...answer) step {
+	return step{answers: answers, run: func(w *world) string {
+		claim := w.claim(claimKey)
+		if claim == nil {
+			return "provision " + claimKey + ": no such claim"
+		}
+		return w.callProvision(claim, "")
+	}}
+}
+
 func (w *world) provision(claim *v1.PersistentVolumeClaim) string { return w.provisionOn(claim, "") }
 
 func (w *world) provisionOn(claim *v1.PersistentVolumeClaim, node string) string {
-	label := "provision " + key(claim.Namespace, claim.Name) + ": "
 	if !w.prov.ShouldProvision(w.ctx, claim) {
 		w.drainEvents()
-		return label + "left alone"
+		return "provision " + key(claim.Namespace, claim.Name) + ": left alone"
 	}
+	return w.callProvision(claim, node)
+}
+
+func (w *world) callProvision(claim *v1.PersistentVolumeClaim, node string) string {
+	label := "provision " + key(claim.Namespace, claim.Name) + ": "
 	obj, _, err := w.indexers[classesGVR].GetByKey(*claim.Spec.StorageClassName)
 	must(w.t, err)
 	opts := controller.ProvisionOptions{PVC: claim, StorageClass: obj.(*storagev1.StorageClass), PVName: "pvc-" + string(claim.UID),
@@ -610,11 +652,23 @@ func describeResult(pv *v1.PersistentVolume, state controller.ProvisioningState,
 	case err != nil:
 		return fmt.Sprintf("%s, %s", state, describeErr(err))
 	case pv != nil && pv.Spec.VolumeAttributesClassName != nil:
-		return fmt.Sprintf("%s, PV %s of %s in VolumeAttributesClass %s", state, pv.Name, pv.Spec.CSI.VolumeHandle, *pv.Spec.VolumeAttributesClassName)
+		return fmt.Sprintf("%s, PV %s of %s in VolumeAttributesClass %s", state, pv.Name, describeSource(pv), *pv.Spec.VolumeAttributesClassName)
 	case pv != nil:
-		return fmt.Sprintf("%s, PV %s of %s", state, pv.Name, pv.Spec.CSI.VolumeHandle)
+		return fmt.Sprintf("%s, PV %s of %s", state, pv.Name, describeSource(pv))
 	}
 	return string(state)
+}
+
+// describeSource is the volume of a PV: a CSI volume handle, or an in-tree
+// source (CSI migration).
+func describeSource(pv *v1.PersistentVolume) string {
+	switch src := pv.Spec.PersistentVolumeSource; {
+	case src.CSI != nil:
+		return src.CSI.VolumeHandle
+	case src.AWSElasticBlockStore != nil:
+		return "in-tree EBS volume " + src.AWSElasticBlockStore.VolumeID
+	}
+	return "an unknown source"
 }
 
 // describeErr names an error by its cause: a refusal's reason, an ignored

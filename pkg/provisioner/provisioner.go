@@ -8,6 +8,7 @@ package provisioner
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
@@ -15,6 +16,7 @@ import (
 	corelisters "k8s.io/client-go/listers/core/v1"
 	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/record"
+	csitranslation "k8s.io/csi-translation-lib"
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
@@ -70,6 +72,9 @@ type Config struct {
 	Metrics *metrics.Metrics
 	// Options are the flags that shape requests and volumes.
 	Options Options
+	// Translator translates between in-tree and CSI classes and volumes
+	// for CSI migration; nil means csi-translation-lib, as upstream.
+	Translator Translator
 }
 
 // Provisioner provisions and deletes volumes of one CSI driver.
@@ -92,6 +97,7 @@ type Provisioner struct {
 	recorder          record.EventRecorder
 	metrics           *metrics.Metrics
 	opts              Options
+	migration         migration
 	notices           notices
 }
 
@@ -103,12 +109,17 @@ var (
 
 // New returns a Provisioner for the given dependencies.
 func New(cfg Config) *Provisioner {
+	translator := cfg.Translator
+	if translator == nil {
+		translator = csitranslation.New()
+	}
 	return &Provisioner{
 		driverName: cfg.DriverName, identity: cfg.Identity, caps: cfg.Capabilities, driver: cfg.Driver, client: cfg.Client,
 		claims: cfg.Claims, volumes: cfg.Volumes, nodes: cfg.Nodes, csiNodes: cfg.CSINodes, classes: cfg.Classes,
 		attributesClasses: cfg.AttributesClasses, attachments: cfg.Attachments,
 		policy: cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
 		metrics: cfg.Metrics, opts: cfg.Options,
+		migration: migration{translator: translator, inTreePlugin: MigratedInTreePlugin(translator, cfg.DriverName)},
 	}
 }
 
@@ -124,6 +135,13 @@ func (p *Provisioner) SupportsBlock(context.Context) bool { return true }
 func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
 	claim, class := opts.PVC, opts.StorageClass
 	logger := klog.FromContext(ctx).WithValues("pvc", klog.KObj(claim))
+	if !p.isOurs(claim) && p.inflight.Get(claim.UID) == nil {
+		// As upstream: the PV controller provisions an in-tree class's
+		// claim itself unless it hands it over with migrated-to.
+		return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: fmt.Sprintf(
+			"PVC annotated with external-provisioner name %s does not match provisioner driver name %s. This could mean the PVC is not migrated",
+			provisionerOf(claim), p.driverName)}
+	}
 	src, err := datasource.Resolve(claim)
 	if err != nil {
 		p.metrics.Observe(class.Name, src, err)
@@ -138,13 +156,13 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 }
 
 // provision reads as the steps it takes: an attempt whose CreateVolume may
-// have run is finished or undone (resume); otherwise the claim's source is
-// resolved, its input gathered from the caches and decided (claimsource,
-// in contentSource), the request prepared, the attempt recorded, the source
-// protected, CreateVolume sent, its answer confirmed and the PV built
-// (create).
+// have run is finished or undone (resume); otherwise an in-tree class is
+// translated to CSI (migration), the claim's source is resolved, its input
+// gathered from the caches and decided (claimsource, in contentSource), the
+// request prepared, the attempt recorded, the source protected,
+// CreateVolume sent, its answer confirmed and the PV built (create).
 func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
-	claim, class := opts.PVC, opts.StorageClass
+	claim := opts.PVC
 	if attempt := p.inflight.Get(claim.UID); attempt != nil {
 		return p.resume(ctx, opts, attempt)
 	}
@@ -153,15 +171,23 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 		// volume cannot honor.
 		return nil, controller.ProvisioningNoChange, errors.New("claim Selector is not supported")
 	}
+	// The request is built from the class in CSI terms; create gets the
+	// class the claim names, to give an in-tree class an in-tree PV.
+	csiOpts := opts
+	class, err := p.migration.classToCSI(ctx, opts.StorageClass)
+	if err != nil {
+		return nil, controller.ProvisioningNoChange, err
+	}
+	csiOpts.StorageClass = class
 	src, content, err := p.contentSource(claim, class)
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}
-	topo, state, err := p.topologyRequirement(opts)
+	topo, state, err := p.topologyRequirement(csiOpts)
 	if err != nil {
 		return nil, state, err
 	}
-	req, refs, err := p.prepare(ctx, opts, content, topo)
+	req, refs, err := p.prepare(ctx, csiOpts, content, topo)
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}

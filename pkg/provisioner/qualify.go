@@ -18,14 +18,21 @@ const (
 )
 
 // ShouldProvision filters out, before the controller library announces
-// provisioning, the claims of this driver that it must leave alone (see
+// provisioning, the claims that are not this driver's (see isOurs) and the
+// claims of this driver that it must leave alone (see
 // claimsource.LeaveAlone): those whose source is a volume populator's kind
 // (KEP-1495) and those naming another namespace while the feature gate is
-// off. Each gets one event. A claim whose CreateVolume may still be running
-// is never filtered out: it must be finished or undone.
+// off. Each of the latter gets one event. A claim whose CreateVolume may
+// still be running is never filtered out: it must be finished or undone.
 func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentVolumeClaim) bool {
-	if !p.isOurs(claim) || p.inflight.Get(claim.UID) != nil {
-		return true // the library ignores claims of other provisioners
+	if p.inflight.Get(claim.UID) != nil {
+		return true
+	}
+	if !p.isOurs(claim) {
+		// As upstream: with the in-tree plugin's name registered for CSI
+		// migration, the library takes the plugin's claims for this
+		// driver's; those the PV controller provisions itself are not.
+		return false
 	}
 	_, verdict, err := p.policy.Admit(claim)
 	if err != nil || verdict.Action != claimsource.LeaveAlone {
@@ -42,12 +49,22 @@ func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentV
 // ForgetClaim drops what the provisioner remembers of a deleted claim.
 func (p *Provisioner) ForgetClaim(uid types.UID) { p.notices.forget(uid) }
 
+// isOurs reports whether the PV controller handed the claim to this
+// driver: its provisioner annotation names the driver or, as upstream, its
+// migrated-to annotation does (the claim of an in-tree class under CSI
+// migration).
 func (p *Provisioner) isOurs(claim *v1.PersistentVolumeClaim) bool {
+	return provisionerOf(claim) == p.driverName || claim.Annotations[annMigratedTo] == p.driverName
+}
+
+// provisionerOf is the provisioner the claim's annotation names, the GA
+// annotation first.
+func provisionerOf(claim *v1.PersistentVolumeClaim) string {
 	name, ok := claim.Annotations[annStorageProvisioner]
 	if !ok {
 		name = claim.Annotations[annBetaStorageProvisioner]
 	}
-	return name == p.driverName
+	return name
 }
 
 func (p *Provisioner) noticeOnce(ctx context.Context, claim *v1.PersistentVolumeClaim, eventType, reason, message string) {
