@@ -39,7 +39,7 @@ const (
 // next `kubectl apply` of the object. Objects trimmed further (below) are
 // never written back from the cache.
 func Meta(obj any) (any, error) {
-	if m, err := meta.Accessor(obj); err == nil {
+	if m, err := meta.Accessor(obj); err == nil && m.GetManagedFields() != nil {
 		m.SetManagedFields(nil)
 	}
 	return obj, nil

@@ -112,3 +112,30 @@ func TestPolicyGathersTheLink(t *testing.T) {
 		t.Errorf("missing link: %+v, want %s", v, ReasonLinkNotFound)
 	}
 }
+
+func TestCrossesNamespaces(t *testing.T) {
+	p := Policy{SnapshotLinks: true, Links: linkReader{"test/foo-link": link("prod"), "test/local": link("test")}}
+	named := func(name string) datasource.Source {
+		return datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.LinkKind, Namespace: "test", Name: name}
+	}
+	tests := []struct {
+		name string
+		p    Policy
+		src  datasource.Source
+		want bool
+	}{
+		{"a namespaced dataSourceRef to another namespace", p, source(datasource.SnapshotGroup, datasource.SnapshotKind, "prod", true), true},
+		{"a snapshot in the claim's namespace", p, source(datasource.SnapshotGroup, datasource.SnapshotKind, "test", false), false},
+		{"a link to another namespace", p, named("foo-link"), true},
+		{"a link in its snapshot's namespace", p, named("local"), false},
+		{"a link that does not exist", p, named("missing"), false},
+		{"a link with --cross-namespace-snapshot off", Policy{}, named("foo-link"), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.p.CrossesNamespaces(tt.src); got != tt.want {
+				t.Errorf("CrossesNamespaces(%s) = %v, want %v", tt.src, got, tt.want)
+			}
+		})
+	}
+}

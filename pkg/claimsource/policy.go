@@ -73,6 +73,18 @@ func (p Policy) Decide(claim *v1.PersistentVolumeClaim, className string) (datas
 	return in.Source, Decide(in), nil
 }
 
+// CrossesNamespaces reports whether a claim with source src is provisioned
+// across namespaces: its dataSourceRef names another namespace, or it
+// names a VolumeSnapshotLink (when --cross-namespace-snapshot is on) whose
+// snapshot is in another namespace. For metrics; it reads the link cache.
+func (p Policy) CrossesNamespaces(src datasource.Source) bool {
+	if src.Type() != datasource.Link || !p.SnapshotLinks {
+		return src.NeedsGrant()
+	}
+	link, _ := p.Links.GetLink(src.Namespace, src.Name)
+	return link != nil && LinkTarget(link).Namespace != link.Namespace
+}
+
 // Gather fills the decision's input for the claim from the caches.
 func (p Policy) Gather(claim *v1.PersistentVolumeClaim, className string) (Input, error) {
 	in, err := p.admission(claim)

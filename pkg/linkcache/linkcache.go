@@ -104,6 +104,20 @@ func (c *Cache) GetLink(namespace, name string) (*snapv1alpha1.VolumeSnapshotLin
 	return obj.(*snapv1alpha1.VolumeSnapshotLink), nil
 }
 
+// List returns every cached link.
+func (c *Cache) List() ([]*snapv1alpha1.VolumeSnapshotLink, error) {
+	inf, _, err := c.api.Informer()
+	if err != nil {
+		return nil, err
+	}
+	objs := inf.GetIndexer().List()
+	links := make([]*snapv1alpha1.VolumeSnapshotLink, 0, len(objs))
+	for _, o := range objs {
+		links = append(links, o.(*snapv1alpha1.VolumeSnapshotLink))
+	}
+	return links, nil
+}
+
 // LinksTo returns the links that name the VolumeSnapshot namespace/name.
 func (c *Cache) LinksTo(namespace, name string) ([]*snapv1alpha1.VolumeSnapshotLink, error) {
 	return c.byIndex(byTarget, namespace+"/"+name)

@@ -25,6 +25,7 @@ type Links interface {
 	GetLink(namespace, name string) (*snapv1alpha1.VolumeSnapshotLink, error)
 	LinksTo(namespace, name string) ([]*snapv1alpha1.VolumeSnapshotLink, error)
 	LinksInto(namespace string) ([]*snapv1alpha1.VolumeSnapshotLink, error)
+	List() ([]*snapv1alpha1.VolumeSnapshotLink, error)
 }
 
 // SnapshotGetter reads VolumeSnapshots from a cache ((nil, nil) when
@@ -75,9 +76,25 @@ func (c *Controller) SnapshotHandler() cache.ResourceEventHandler {
 	}
 }
 
-// GrantsChanged queues the links whose snapshot is in namespace.
+// GrantsChanged queues the links whose snapshot is in namespace, or every
+// link when namespace is "" (the grant cache just became readable).
 func (c *Controller) GrantsChanged(namespace string) {
+	if namespace == "" {
+		c.Resync()
+		return
+	}
 	links, _ := c.cfg.Links.LinksInto(namespace)
+	c.enqueue(links)
+}
+
+// Resync queues every link: a cache their conditions are computed from
+// just became readable (wire it to the snapshot cache's OnSynced).
+func (c *Controller) Resync() {
+	links, _ := c.cfg.Links.List()
+	c.enqueue(links)
+}
+
+func (c *Controller) enqueue(links []*snapv1alpha1.VolumeSnapshotLink) {
 	for _, l := range links {
 		c.queue.Add(types.NamespacedName{Namespace: l.Namespace, Name: l.Name})
 	}
@@ -98,9 +115,7 @@ func (c *Controller) enqueueLinksTo(obj any) {
 		return
 	}
 	links, _ := c.cfg.Links.LinksTo(snap.Namespace, snap.Name)
-	for _, l := range links {
-		c.queue.Add(types.NamespacedName{Namespace: l.Namespace, Name: l.Name})
-	}
+	c.enqueue(links)
 }
 
 // Run writes statuses with workers until ctx is done.

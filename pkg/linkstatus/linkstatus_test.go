@@ -3,6 +3,8 @@ package linkstatus
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -99,6 +101,10 @@ func (w *world) LinksInto(namespace string) ([]*snapv1alpha1.VolumeSnapshotLink,
 	return out, nil
 }
 
+func (w *world) List() ([]*snapv1alpha1.VolumeSnapshotLink, error) {
+	return slices.Collect(maps.Values(w.links)), nil
+}
+
 func (w *world) GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
 	return w.snaps[namespace+"/"+name], nil
 }
@@ -179,5 +185,29 @@ func TestControllerIgnoresDeletedLinks(t *testing.T) {
 	c := New(Config{Client: client, Links: w, Snapshots: w, Grants: w})
 	if err := c.sync(context.Background(), types.NamespacedName{Namespace: "test", Name: "gone"}); err != nil || len(client.Actions()) != 0 {
 		t.Errorf("sync of a deleted link = %v with %d actions, want nothing", err, len(client.Actions()))
+	}
+}
+
+func TestCachesBecomingReadableQueueEveryLink(t *testing.T) {
+	cross, local := link("prod"), link("")
+	local.Name = "local"
+	w := &world{links: map[string]*snapv1alpha1.VolumeSnapshotLink{"test/foo-link": cross, "test/local": local}}
+	for name, event := range map[string]func(*Controller){
+		"grants readable":    func(c *Controller) { c.GrantsChanged("") },
+		"snapshots readable": func(c *Controller) { c.Resync() },
+		"a grant in prod":    func(c *Controller) { c.GrantsChanged("prod") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := New(Config{Links: w, Snapshots: w, Grants: w})
+			defer c.queue.ShutDown()
+			event(c)
+			want := 2
+			if name == "a grant in prod" {
+				want = 1 // only the link whose snapshot a grant in prod decides
+			}
+			if got := c.queue.Len(); got != want {
+				t.Errorf("%d links queued, want %d", got, want)
+			}
+		})
 	}
 }

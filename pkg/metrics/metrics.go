@@ -52,21 +52,23 @@ func New(reg prometheus.Registerer) (*Metrics, error) {
 }
 
 // Observe counts one provisioning attempt of a claim of class with source
-// src; err is the attempt's result. A nil receiver counts nothing.
-func (m *Metrics) Observe(class string, src datasource.Source, err error) {
+// src, which crosses namespaces when crosses is set (a namespaced
+// dataSourceRef, or a VolumeSnapshotLink to a snapshot in another
+// namespace); err is the attempt's result. A nil receiver counts nothing.
+func (m *Metrics) Observe(class string, src datasource.Source, crosses bool, err error) {
 	if m == nil {
 		return
 	}
-	kind, cross := string(src.Type()), strconv.FormatBool(src.NeedsGrant())
+	kind, cross := string(src.Type()), strconv.FormatBool(crosses)
 	if err != nil {
 		m.bySourceFailed.WithLabelValues(kind, cross).Inc()
-		if src.NeedsGrant() {
+		if crosses {
 			m.crossNamespaceFailed.WithLabelValues(class).Inc()
 		}
 		return
 	}
 	m.bySourceTotal.WithLabelValues(kind, cross).Inc()
-	if src.NeedsGrant() {
+	if crosses {
 		m.crossNamespaceTotal.WithLabelValues(class).Inc()
 	}
 }

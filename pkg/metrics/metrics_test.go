@@ -19,11 +19,14 @@ func TestObserveCountsCrossNamespaceAttemptsByClass(t *testing.T) {
 	}
 	cross := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: "prod", Name: "s", ExplicitNamespace: true}
 	local := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: "test", Name: "s"}
-	m.Observe("fast", cross, errors.New("no grant"))
-	m.Observe("fast", cross, errors.New("no grant"))
-	m.Observe("fast", cross, nil)
-	m.Observe("slow", local, nil)
-	m.Observe("slow", datasource.Source{}, nil)
+	link := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.LinkKind, Namespace: "test", Name: "l"}
+	m.Observe("fast", cross, true, errors.New("no grant"))
+	m.Observe("fast", cross, true, errors.New("no grant"))
+	m.Observe("fast", cross, true, nil)
+	m.Observe("slow", local, false, nil)
+	m.Observe("fast", link, true, nil)
+	m.Observe("slow", link, false, nil)
+	m.Observe("slow", datasource.Source{}, false, nil)
 
 	want := `
 # HELP cross_namespace_persistentvolumeclaim_provision_failed_total Number of failed attempts to provision a volume from a data source in another namespace, grant refusals included, by storage class.
@@ -31,7 +34,7 @@ func TestObserveCountsCrossNamespaceAttemptsByClass(t *testing.T) {
 cross_namespace_persistentvolumeclaim_provision_failed_total{storage_class="fast"} 2
 # HELP cross_namespace_persistentvolumeclaim_provision_total Number of volumes provisioned successfully from a data source in another namespace, by storage class.
 # TYPE cross_namespace_persistentvolumeclaim_provision_total counter
-cross_namespace_persistentvolumeclaim_provision_total{storage_class="fast"} 1
+cross_namespace_persistentvolumeclaim_provision_total{storage_class="fast"} 2
 `
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"cross_namespace_persistentvolumeclaim_provision_total", "cross_namespace_persistentvolumeclaim_provision_failed_total"); err != nil {
@@ -40,6 +43,11 @@ cross_namespace_persistentvolumeclaim_provision_total{storage_class="fast"} 1
 	if got := testutil.ToFloat64(m.bySourceTotal.WithLabelValues("VolumeSnapshot", "false")); got != 1 {
 		t.Errorf("same-namespace snapshot successes = %v, want 1", got)
 	}
+	for _, cross := range []string{"true", "false"} {
+		if got := testutil.ToFloat64(m.bySourceTotal.WithLabelValues("VolumeSnapshotLink", cross)); got != 1 {
+			t.Errorf("link successes with cross_namespace=%s = %v, want 1", cross, got)
+		}
+	}
 	if got := testutil.ToFloat64(m.bySourceTotal.WithLabelValues("None", "false")); got != 1 {
 		t.Errorf("empty-volume successes = %v, want 1", got)
 	}
@@ -47,5 +55,5 @@ cross_namespace_persistentvolumeclaim_provision_total{storage_class="fast"} 1
 
 func TestNilMetricsCountNothing(t *testing.T) {
 	var m *Metrics
-	m.Observe("c", datasource.Source{}, nil) // must not panic
+	m.Observe("c", datasource.Source{}, false, nil) // must not panic
 }

@@ -144,11 +144,11 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 	}
 	src, err := datasource.Resolve(claim)
 	if err != nil {
-		p.metrics.Observe(class.Name, src, err)
+		p.metrics.Observe(class.Name, src, p.policy.CrossesNamespaces(src), err)
 		return nil, controller.ProvisioningNoChange, err
 	}
 	pv, state, err := p.provision(klog.NewContext(ctx, logger), opts)
-	p.metrics.Observe(class.Name, src, err)
+	p.metrics.Observe(class.Name, src, p.policy.CrossesNamespaces(src), err)
 	if err != nil {
 		logger.V(2).Info("Provisioning did not succeed", "source", src.String(), "state", state, "err", err)
 	}

@@ -57,18 +57,20 @@ type RefusedError struct {
 func (e *RefusedError) Error() string { return e.Message }
 
 // contentSource decides whether the claim may be provisioned from its
-// source now (claimsource) and returns what to pass to CreateVolume, or a
+// source now (claimsource) and returns the object the volume is made from
+// (the snapshot or claim to protect: for a VolumeSnapshotLink, the
+// snapshot it links to) and what to pass to CreateVolume, or a
 // *RefusedError saying why not (yet). It reads caches only and changes
 // nothing.
 func (p *Provisioner) contentSource(claim *v1.PersistentVolumeClaim, class *storagev1.StorageClass) (datasource.Source, *csi.VolumeContentSource, error) {
-	src, verdict, err := p.policy.Decide(claim, class.Name)
+	_, verdict, err := p.policy.Decide(claim, class.Name)
 	switch {
 	case err != nil:
-		return src, nil, err
+		return datasource.Source{}, nil, err
 	case verdict.Action != claimsource.Provision:
-		return src, nil, &RefusedError{Reason: string(verdict.Reason), Message: verdict.Message}
+		return datasource.Source{}, nil, &RefusedError{Reason: string(verdict.Reason), Message: verdict.Message}
 	}
-	return src, verdict.Content, nil
+	return verdict.Uses, verdict.Content, nil
 }
 
 // confirmsSource reports whether the driver's response says the volume was

@@ -73,8 +73,9 @@ func (c *Claims) CloneSourceHandler() cache.ResourceEventHandler {
 }
 
 // LinkHandler re-queues the claims restoring through a VolumeSnapshotLink
-// when the link appears, changes or is deleted. Register it on the link
-// informer.
+// when the link appears or is deleted. Its spec is immutable, so an update
+// (the sidecar's own status write, a label) changes nothing a claim waits
+// for. Register it on the link informer.
 func (c *Claims) LinkHandler() cache.ResourceEventHandler {
 	requeue := func(obj any) {
 		if l, ok := unwrap(obj).(*snapv1alpha1.VolumeSnapshotLink); ok {
@@ -84,7 +85,6 @@ func (c *Claims) LinkHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    requeue,
 		DeleteFunc: requeue,
-		UpdateFunc: func(_, newObj any) { requeue(newObj) },
 	}
 }
 

@@ -78,6 +78,17 @@ type LinkIndex interface {
 // through links as well. Call it before the informers start.
 func (c *Claims) SetLinks(links LinkIndex) { c.links = links }
 
+// ParseLinkKey returns the namespace and name of the link in a LinkKey, and
+// false for any other index key.
+func ParseLinkKey(key string) (namespace, name string, ok bool) {
+	rest, ok := strings.CutPrefix(key, datasource.LinkKind+"/")
+	if !ok {
+		return "", "", false
+	}
+	namespace, name, ok = strings.Cut(rest, "/")
+	return namespace, name, ok
+}
+
 // LinkKey is the index key of claims restoring through the
 // VolumeSnapshotLink namespace/name.
 func LinkKey(namespace, name string) string {

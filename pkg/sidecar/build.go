@@ -23,7 +23,10 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/features"
+	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/pkg/inflight"
+	"github.com/xns-csi/csi-provisioner/pkg/linkcache"
+	"github.com/xns-csi/csi-provisioner/pkg/linkstatus"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
@@ -41,14 +44,16 @@ type buildConfig struct {
 	events    kubernetes.Interface    // writes events; kube when nil (tests)
 	snapshots snapclientset.Interface // built from rest when nil
 	gateway   gatewayclientset.Interface
-	// snapshotDiscovery and gatewayDiscovery default to the clients' own;
-	// pollInterval to optionalAPIPollInterval. Tests override them.
-	snapshotDiscovery, gatewayDiscovery discovery.DiscoveryInterface
-	pollInterval                        time.Duration
-	driver                              provisioner.Driver
-	identity                            driverIdentity
-	metrics                             *metrics.Metrics
-	provisionMetrics                    *libmetrics.Metrics
+	links     linkclientset.Interface // built from rest when nil and --cross-namespace-snapshot is set
+	// snapshotDiscovery, gatewayDiscovery and linkDiscovery default to the
+	// clients' own; pollInterval to optionalAPIPollInterval. Tests
+	// override them.
+	snapshotDiscovery, gatewayDiscovery, linkDiscovery discovery.DiscoveryInterface
+	pollInterval                                       time.Duration
+	driver                                             provisioner.Driver
+	identity                                           driverIdentity
+	metrics                                            *metrics.Metrics
+	provisionMetrics                                   *libmetrics.Metrics
 	// kubeDiscovery finds out whether the optional storage.k8s.io/v1 APIs
 	// are served; kube's own when nil.
 	kubeDiscovery discovery.DiscoveryInterface
@@ -109,27 +114,49 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		return nil, nil, err
 	}
 	factory := f.factory
-	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshotDiscovery,
-		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, OnSynced: func() { claims.SnapshotsSynced() }})
-	// The grant checker tells source protection about grant changes, and
-	// protection decides with the checker's answers: protector is set below,
-	// before anything runs.
+	// Source protection and the link statuses are told about grant and
+	// snapshot cache changes, and decide with those caches' answers: they
+	// are set below, before anything runs.
 	var protector *sourceprotection.Protector
+	var linkStatus *linkstatus.Controller
+	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshotDiscovery,
+		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, OnSynced: func() {
+			claims.SnapshotsSynced()
+			if linkStatus != nil {
+				linkStatus.Resync()
+			}
+		}})
 	grants := referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gatewayDiscovery,
 		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval,
 		OnChange: func(namespace string) {
 			claims.GrantsChanged(namespace)
 			protector.GrantsChanged(namespace)
+			if linkStatus != nil {
+				linkStatus.GrantsChanged(namespace)
+			}
 		}})
+	links, err := newLinks(&cfg, claims)
+	if err != nil {
+		return nil, nil, err
+	}
 	volumeName := func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
 	policy := claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants,
+		SnapshotLinks: links != nil,
 		Driver: claimsource.Driver{Name: cfg.identity.name, RestoresSnapshots: cfg.identity.caps.SupportsSnapshotRestore(),
 			Clones: cfg.identity.caps.SupportsClone(), PreventVolumeModeConversion: opts.Volume.PreventVolumeModeConversion},
 		Snapshots: snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister()}
-	attempts := inflight.New()
-	protector = sourceprotection.New(sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
+	protection := sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
-		VolumeName: volumeName, Policy: policy, InFlight: attempts, Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced}})
+		VolumeName: volumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced}}
+	if links != nil {
+		policy.Links, protection.Links = links, links
+		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})
+		links.AddHandler(linkStatus.LinkHandler())
+		snapshots.AddSnapshotHandler(linkStatus.SnapshotHandler())
+	}
+	protection.Policy = policy
+	attempts := protection.InFlight
+	protector = sourceprotection.New(protection)
 	attempts.OnEnd(protector.Recheck)
 	if cfg.events == nil {
 		cfg.events = cfg.kube
@@ -160,7 +187,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	}
 
 	pc := controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name, prov,
-		append(libOptions(opts, claims, f, cfg.provisionMetrics), upstreamOptions(opts)...)...)
+		append(libOptions(opts, claims, f, cfg.provisionMetrics), append(upstreamOptions(opts), migrationOption(ctx, cfg.identity.name))...)...)
 	ready := &readiness{}
 	run := func(ctx context.Context) {
 		logger := klog.FromContext(ctx)
@@ -169,8 +196,12 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		// leader releases its Lease) only once they have finished.
 		var wg sync.WaitGroup
 		pc.ControllerWaitGroup(&wg)
-		for _, r := range append([]func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) }},
-			storage.runners()...) {
+		runners := append([]func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) }},
+			storage.runners()...)
+		if links != nil {
+			runners = append(runners, links.Run, func(ctx context.Context) { linkStatus.Run(ctx, linkStatusWorkers) })
+		}
+		for _, r := range runners {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -186,7 +217,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		}
 		ready.set()
 		logger.Info("Caches synced, provisioning", "driver", cfg.identity.name,
-			"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate))
+			"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", links != nil)
 		// Wait for the provisioning workers too, so that run returns after
 		// their last write (ReleaseLeaderElectionOnExit releases the Lease then).
 		pc.ControllerWaitGroup(&wg)
@@ -194,6 +225,33 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		wg.Wait()
 	}
 	return run, ready, nil
+}
+
+// linkStatusWorkers write the conditions of VolumeSnapshotLinks; a status
+// changes only when a link, its snapshot or a grant does, so a few suffice.
+const linkStatusWorkers = 2
+
+// newLinks returns the VolumeSnapshotLink cache, wired to re-queue the
+// claims that restore through links, or nil when --cross-namespace-snapshot
+// is off. The cache starts whenever the CRD is served.
+func newLinks(cfg *buildConfig, claims *requeue.Claims) (*linkcache.Cache, error) {
+	if !cfg.opts.CrossNamespaceSnapshot {
+		return nil, nil
+	}
+	if cfg.links == nil {
+		var err error
+		if cfg.links, err = linkclientset.NewForConfig(cfg.rest); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.linkDiscovery == nil {
+		cfg.linkDiscovery = cfg.links.Discovery()
+	}
+	links := linkcache.New(linkcache.Config{Client: cfg.links, Discovery: cfg.linkDiscovery, ResyncPeriod: cfg.opts.ResyncPeriod,
+		PollInterval: cfg.pollInterval, OnSynced: func() { claims.LinksSynced() }})
+	claims.SetLinks(links)
+	links.AddHandler(claims.LinkHandler())
+	return links, nil
 }
 
 // upstreamOptions are the ProvisionController options the upstream

@@ -27,6 +27,7 @@ import (
 	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
 
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
+	linkfake "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/test/csitest"
 	"github.com/xns-csi/csi-provisioner/test/discoverytest"
@@ -54,6 +55,10 @@ type env struct {
 	driver   *csitest.Driver
 	registry *prometheus.Registry
 	grantAPI *discoveryStub
+	// links and linkAPI are the VolumeSnapshotLink client and discovery
+	// (--cross-namespace-snapshot, see withLinks).
+	links   *linkfake.Clientset
+	linkAPI *discoveryStub
 	// releases counts snapshot finalizer removals (see recordReleases).
 	releases atomic.Int32
 	// protectionWorkers is the number of source-protection workers;
@@ -65,6 +70,8 @@ type env struct {
 type envConfig struct {
 	crossNamespace    bool
 	grantAPIServed    bool
+	snapshotLinks     bool
+	linkAPIServed     bool
 	driverOpts        []csitest.Option
 	timeout           time.Duration
 	backoff           time.Duration
@@ -74,6 +81,11 @@ type envConfig struct {
 }
 
 type envOption func(*envConfig)
+
+// withLinks sets --cross-namespace-snapshot, with the VolumeSnapshotLink
+// CRD served unless linkCRDAbsent.
+func withLinks() envOption     { return func(c *envConfig) { c.snapshotLinks = true } }
+func linkCRDAbsent() envOption { return func(c *envConfig) { c.linkAPIServed = false } }
 
 func gateOff() envOption                   { return func(c *envConfig) { c.crossNamespace = false } }
 func grantCRDAbsent() envOption            { return func(c *envConfig) { c.grantAPIServed = false } }
@@ -102,7 +114,7 @@ func driverWith(o ...csitest.Option) envOption {
 // claim that provisions after a refusal was re-queued by an event.
 func startEnv(t *testing.T, options ...envOption) *env {
 	t.Helper()
-	cfg := envConfig{crossNamespace: true, grantAPIServed: true, timeout: 5 * time.Second, backoff: time.Hour,
+	cfg := envConfig{crossNamespace: true, grantAPIServed: true, linkAPIServed: true, timeout: 5 * time.Second, backoff: time.Hour,
 		workers: 4, protectionWorkers: 4}
 	for _, o := range options {
 		o(&cfg)
@@ -111,9 +123,13 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	ctx, cancel := context.WithCancel(ctx)
 	e := &env{t: t, ctx: ctx, kube: kubefake.NewClientset(), snaps: snapfake.NewSimpleClientset(),
 		gateway: gatewayfake.NewSimpleClientset(), registry: prometheus.NewRegistry(),
-		grantAPI: &discoveryStub{discoverytest.New()}, protectionWorkers: cfg.protectionWorkers}
+		grantAPI: &discoveryStub{discoverytest.New()}, links: linkfake.NewSimpleClientset(), linkAPI: &discoveryStub{discoverytest.New()},
+		protectionWorkers: cfg.protectionWorkers}
 	if cfg.grantAPIServed {
 		e.grantAPI.serve(grantResources)
+	}
+	if cfg.linkAPIServed {
+		e.linkAPI.serve(linkResources)
 	}
 	e.driver = csitest.Start(t, cfg.driverOpts...)
 	for _, f := range cfg.beforeStart {
@@ -125,6 +141,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	opts.WorkerThreads, opts.FinalizerThreads, opts.ResyncPeriod = cfg.workers, cfg.protectionWorkers, 0
 	opts.RetryIntervalStart, opts.RetryIntervalMax = cfg.backoff, cfg.backoff
 	opts.Timeout = cfg.timeout
+	opts.CrossNamespaceSnapshot = cfg.snapshotLinks
 	if cfg.crossNamespace {
 		if err := opts.FeatureGate.Set("CrossNamespaceSourceProvisioning=true"); err != nil {
 			t.Fatal(err)
@@ -146,7 +163,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	run, _, err := build(ctx, buildConfig{opts: opts, kube: e.kube, snapshots: e.snaps, gateway: e.gateway,
 		driver: client, identity: identity, metrics: own, provisionMetrics: &libM,
 		snapshotDiscovery: discoverytest.New(snapshotResources), gatewayDiscovery: e.grantAPI,
-		pollInterval: 50 * time.Millisecond})
+		links: e.links, linkDiscovery: e.linkAPI, pollInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -379,6 +396,7 @@ func (e *env) waitFor(what string, cond func() bool) {
 var (
 	grantResources    = discoverytest.Resources("gateway.networking.k8s.io/v1", "referencegrants")
 	snapshotResources = discoverytest.Resources("snapshot.storage.k8s.io/v1", "volumesnapshots", "volumesnapshotcontents")
+	linkResources     = discoverytest.Resources("snapshot.storage.k8s.io/v1alpha1", "volumesnapshotlinks")
 )
 
 // discoveryStub is a discovery whose served resources tests change while

@@ -62,6 +62,11 @@ type Options struct {
 
 	ShowVersion bool
 
+	// CrossNamespaceSnapshot is --cross-namespace-snapshot: claims whose
+	// dataSourceRef is a VolumeSnapshotLink are restored from the linked
+	// VolumeSnapshot (KEP-3294's alternative that needs no API-server gate).
+	CrossNamespaceSnapshot bool
+
 	// FeatureGate holds --feature-gates.
 	FeatureGate featuregate.MutableVersionedFeatureGate
 	// Logging holds -v, --vmodule, --logging-format and the other

@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 )
@@ -55,11 +56,36 @@ func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
 // GrantsChanged re-checks the sources of the pending claims that need a
 // ReferenceGrant in namespace ("" for any namespace): a grant created,
 // deleted, or readable again may change whether they hold their sources.
+// Claims restoring through links need the grants of their snapshot's
+// namespace.
 func (p *Protector) GrantsChanged(namespace string) {
 	for _, claim := range requeue.GrantWaiters(p.cfg.Claims, namespace) {
 		if src, err := datasource.Resolve(claim); err == nil && src.Finalizer() != "" {
 			p.Recheck(src)
 		}
+	}
+	if p.cfg.Links == nil {
+		return
+	}
+	if namespace != "" {
+		links, _ := p.cfg.Links.LinksInto(namespace)
+		for _, l := range links {
+			p.Recheck(claimsource.LinkTarget(l))
+		}
+		return
+	}
+	for _, key := range p.cfg.Claims.ListIndexFuncValues(requeue.SourceIndex) {
+		if ns, name, ok := requeue.ParseLinkKey(key); ok {
+			p.recheckLinkTarget(ns, name)
+		}
+	}
+}
+
+// recheckLinkTarget queues the snapshot the link namespace/name names, if
+// the link exists.
+func (p *Protector) recheckLinkTarget(namespace, name string) {
+	if link, _ := p.cfg.Links.GetLink(namespace, name); link != nil {
+		p.Recheck(claimsource.LinkTarget(link))
 	}
 }
 
@@ -76,8 +102,13 @@ func (p *Protector) enqueueClaim(obj any, sourceChanged bool) {
 	if !sourceChanged {
 		return
 	}
-	if src, err := datasource.Resolve(claim); err == nil && (src.Type() == datasource.Snapshot || src.Type() == datasource.Claim) {
+	src, err := datasource.Resolve(claim)
+	switch {
+	case err != nil:
+	case src.Type() == datasource.Snapshot || src.Type() == datasource.Claim:
 		p.queue.Add(src.Object())
+	case src.Type() == datasource.Link && p.cfg.Links != nil:
+		p.recheckLinkTarget(src.Namespace, src.Name)
 	}
 }
 

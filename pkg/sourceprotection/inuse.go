@@ -21,8 +21,7 @@ func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 	if p.cfg.InFlight != nil && p.cfg.InFlight.Uses(src) {
 		return true
 	}
-	objs, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
-	for _, o := range objs {
+	for _, o := range p.claimsOf(src) {
 		claim := o.(*v1.PersistentVolumeClaim)
 		if claim.DeletionTimestamp != nil || !datasource.ServesDespiteDeletion(obj, src.Finalizer(), claim) {
 			continue
@@ -35,4 +34,19 @@ func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 		}
 	}
 	return false
+}
+
+// claimsOf returns the pending claims that name src, directly or, for a
+// snapshot, through a VolumeSnapshotLink.
+func (p *Protector) claimsOf(src datasource.Source) []any {
+	objs, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
+	if p.cfg.Links == nil || src.Type() != datasource.Snapshot {
+		return objs
+	}
+	links, _ := p.cfg.Links.LinksTo(src.Namespace, src.Name)
+	for _, l := range links {
+		through, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.LinkKey(l.Namespace, l.Name))
+		objs = append(objs, through...)
+	}
+	return objs
 }

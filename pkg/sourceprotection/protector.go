@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/inflight"
@@ -39,6 +40,14 @@ import (
 // SnapshotGetter reads snapshots from a cache ((nil, nil) when absent).
 type SnapshotGetter interface {
 	GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error)
+}
+
+// LinkIndex reads VolumeSnapshotLinks from a cache (see package linkcache):
+// a claim restoring through a link uses the link's snapshot.
+type LinkIndex interface {
+	GetLink(namespace, name string) (*snapv1alpha1.VolumeSnapshotLink, error)
+	LinksTo(namespace, name string) ([]*snapv1alpha1.VolumeSnapshotLink, error)
+	LinksInto(namespace string) ([]*snapv1alpha1.VolumeSnapshotLink, error)
 }
 
 // Config holds the protector's dependencies.
@@ -60,6 +69,9 @@ type Config struct {
 	// InFlight holds the CreateVolume calls whose outcome is unknown; their
 	// sources stay protected, also after their claims are deleted.
 	InFlight *inflight.Registry
+	// Links, when set (--cross-namespace-snapshot), finds the claims that
+	// restore a snapshot through VolumeSnapshotLinks.
+	Links LinkIndex
 	// Synced reports whether the caches in use decisions read (claims,
 	// volumes) have synced. Nothing is released before they have: an
 	// unsynced cache would show a claim in progress as absent.

@@ -111,12 +111,7 @@ func TestInUse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{requeue.SourceIndex: requeue.IndexBySource})
-			for _, c := range tt.claims {
-				if err := indexer.Add(c); err != nil {
-					t.Fatal(err)
-				}
-			}
+			indexer := claimIndexer(t, tt.claims...)
 			attempts := inflight.New()
 			if tt.inFlight {
 				attempts.Begin(&inflight.Attempt{Claim: "gone", Source: tt.src})
@@ -133,6 +128,18 @@ func TestInUse(t *testing.T) {
 			}
 		})
 	}
+}
+
+// claimIndexer is a PVC indexer with requeue.SourceIndex holding claims.
+func claimIndexer(t *testing.T, claims ...*v1.PersistentVolumeClaim) cache.Indexer {
+	t.Helper()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{requeue.SourceIndex: requeue.IndexBySource})
+	for _, c := range claims {
+		if err := indexer.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return indexer
 }
 
 func TestConcurrentProtectSendsOnePatch(t *testing.T) {
