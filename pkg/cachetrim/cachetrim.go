@@ -50,7 +50,9 @@ func Meta(obj any) (any, error) {
 // other object as by Meta.
 //
 // Claims of this driver, and claims no provisioner was chosen for yet,
-// keep every field but managed fields (see Meta). A claim another provisioner serves
+// keep every field but managed fields (see Meta); a claim whose
+// dataSourceRef the API server dropped keeps those too, as they are all
+// that says it asked for data (datasource.RefDropped). A claim another provisioner serves
 // is read only by the "is it mine" tests, as a possible clone source, and by
 // source protection, whose finalizer is shared by all provisioners and stays
 // while any pending claim restores or clones the source. So it keeps its
@@ -70,6 +72,9 @@ func Core(driver string) cache.TransformFunc {
 			if name, key := claimProvisioner(o); name != "" && name != driver {
 				trimClaim(o, shared.get(key, name)) // the shared map must not reach Meta
 				return o, nil
+			}
+			if datasource.RefDropped(o) {
+				return o, nil // its managed fields are the only trace of the source it asked for
 			}
 		case *v1.PersistentVolume:
 			if !mayBeOurs(o, driver) {

@@ -121,8 +121,8 @@ func (v Verdict) HoldsSource() bool {
 	return v.Action == Provision || v.Reason == ReasonGrantUnavailable
 }
 
-// Admit runs the claim-level part of the chain: populator → gate → kind →
-// grant. It does not look at the source object itself, so it answers
+// Admit runs the claim-level part of the chain: populator → dropped
+// reference → gate → kind → grant. It does not look at the source object itself, so it answers
 // whether the claim may use its source at all, not whether it can now.
 func Admit(in Input) Verdict {
 	src := in.Source
@@ -132,6 +132,11 @@ func Admit(in Input) Verdict {
 	case src.Type() == datasource.Populator || src.Type() == datasource.Link:
 		return Verdict{Action: LeaveAlone, Reason: ReasonWaitingForPopulator, Message: fmt.Sprintf(
 			"the data source %s is not a VolumeSnapshot or PersistentVolumeClaim; waiting for its volume populator to fill the volume", src)}
+	case src.Type() == datasource.None && in.Claim != nil && datasource.RefDropped(in.Claim):
+		return Verdict{Action: LeaveAlone, Reason: ReasonDataSourceRefDropped, Message: "spec.dataSourceRef was set when the claim " +
+			"was created (its managed fields record it), but the API server dropped it: a dataSourceRef naming a namespace needs " +
+			"the alpha feature gate CrossNamespaceVolumeDataSource on kube-apiserver and kube-controller-manager. The claim is not " +
+			"provisioned, so that it does not get an empty volume; delete it and restore through a VolumeSnapshotLink instead"}
 	case !src.NeedsGrant():
 		return allowed(src, "")
 	case !in.CrossNamespace:

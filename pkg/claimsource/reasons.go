@@ -12,6 +12,10 @@ const (
 	// ReasonWaitingForPopulator: the source is a volume populator's kind
 	// (KEP-1495); the claim is left to the populator.
 	ReasonWaitingForPopulator Reason = "WaitingForPopulator"
+	// ReasonDataSourceRefDropped: the API server dropped the claim's
+	// spec.dataSourceRef (datasource.RefDropped); it is left alone rather
+	// than given an empty volume.
+	ReasonDataSourceRefDropped Reason = "DataSourceRefDropped"
 	// ReasonCrossNamespaceDisabled: the claim names another namespace but
 	// the CrossNamespaceSourceProvisioning feature gate is off.
 	ReasonCrossNamespaceDisabled Reason = "CrossNamespaceSourceDisabled"

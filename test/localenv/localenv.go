@@ -65,6 +65,9 @@ type Config struct {
 	// NoAlphaGates runs the control plane without the alpha gate
 	// CrossNamespaceVolumeDataSource, as managed clusters do.
 	NoAlphaGates bool
+	// SidecarArgs are added to the shared sidecar's arguments, e.g.
+	// --cross-namespace-snapshot.
+	SidecarArgs []string
 }
 
 // Start brings the environment up: control plane, snapshot CRDs, RBAC,
@@ -127,7 +130,7 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	if err != nil {
 		return e, err
 	}
-	if _, err := e.StartSidecar(ctx, e.Local, "shared"); err != nil {
+	if _, err := e.StartSidecar(ctx, e.Local, "shared", cfg.SidecarArgs...); err != nil {
 		return e, err
 	}
 	return e, nil
@@ -242,6 +245,17 @@ func (e *Env) InstallCRDs(ctx context.Context, files ...string) error {
 		}
 	}
 	return nil
+}
+
+// InstallProjectCRDs applies this project's CRDs (deploy/crds/generated,
+// e.g. VolumeSnapshotLink) and waits until they are served.
+func (e *Env) InstallProjectCRDs(ctx context.Context) error {
+	dir := filepath.Join(e.Root, "deploy", "crds", "generated")
+	if _, err := e.Cluster.Kubectl(ctx, "apply", "--server-side", "-f", dir); err != nil {
+		return err
+	}
+	_, err := e.Cluster.Kubectl(ctx, "wait", "--for=condition=established", "--timeout=60s", "-f", dir)
+	return err
 }
 
 func waitForFile(ctx context.Context, path string) error {
