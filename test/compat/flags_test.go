@@ -20,7 +20,7 @@ const upstreamFlagList = "testdata/upstream-v6.3.0.flags"
 
 // ownFlags are the flags this sidecar has beyond upstream's; the README's
 // flag section lists them as this sidecar's.
-var ownFlags = []string{"finalizer-threads", "resync-period"}
+var ownFlags = []string{"cross-namespace-snapshot", "finalizer-threads", "resync-period"}
 
 type flagSpec struct{ name, typ, def string }
 

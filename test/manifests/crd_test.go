@@ -134,6 +134,7 @@ func TestVolumeSnapshotLinkPrinterColumns(t *testing.T) {
 	want := []string{
 		"Source Namespace string .spec.source.namespace",
 		"Source Name string .spec.source.name",
+		fmt.Sprintf(`Resolved string .status.conditions[?(@.type=="%s")].status`, snapv1alpha1.ConditionResolved),
 		fmt.Sprintf(`Allowed string .status.conditions[?(@.type=="%s")].status`, snapv1alpha1.ConditionAllowed),
 		"Age date .metadata.creationTimestamp",
 	}

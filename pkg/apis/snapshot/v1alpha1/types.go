@@ -48,6 +48,7 @@ const (
 // +kubebuilder:metadata:annotations="api-approved.kubernetes.io=unapproved, experimental-only"
 // +kubebuilder:printcolumn:name="Source Namespace",type=string,JSONPath=`.spec.source.namespace`,description="Namespace of the VolumeSnapshot; empty for the link's own"
 // +kubebuilder:printcolumn:name="Source Name",type=string,JSONPath=`.spec.source.name`,description="Name of the VolumeSnapshot"
+// +kubebuilder:printcolumn:name="Resolved",type=string,JSONPath=`.status.conditions[?(@.type=="Resolved")].status`,description="Whether the VolumeSnapshot exists"
 // +kubebuilder:printcolumn:name="Allowed",type=string,JSONPath=`.status.conditions[?(@.type=="Allowed")].status`,description="Whether a ReferenceGrant allows the link to use the VolumeSnapshot"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type VolumeSnapshotLink struct {
