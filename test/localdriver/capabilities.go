@@ -18,10 +18,12 @@ var controllerCapabilities = []csi.ControllerServiceCapability_RPC_Type{
 	csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS,
 	csi.ControllerServiceCapability_RPC_CLONE_VOLUME,
 	csi.ControllerServiceCapability_RPC_GET_CAPACITY,
+	csi.ControllerServiceCapability_RPC_MODIFY_VOLUME,
 }
 
 // ControllerGetCapabilities reports creating and deleting volumes and
-// snapshots, listing snapshots, cloning, and reporting capacity.
+// snapshots, listing snapshots, cloning, reporting capacity, and modifying
+// volumes' mutable parameters.
 func (d *Driver) ControllerGetCapabilities(context.Context, *csi.ControllerGetCapabilitiesRequest) (*csi.ControllerGetCapabilitiesResponse, error) {
 	resp := &csi.ControllerGetCapabilitiesResponse{}
 	for _, c := range controllerCapabilities {

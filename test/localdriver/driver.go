@@ -9,12 +9,13 @@
 // content as it was at snapshot time.
 //
 // The metadata of each object (name, capacity, content source, creation
-// time) is kept as JSON next to its data, in <state-dir>/volumes/<id>.json
-// and <state-dir>/snapshots/<id>.json, so a restarted driver keeps its
-// volumes and snapshots and stays idempotent by name. The JSON file is the
-// commit point: it is written once the data is in place and removed before
-// the data is, and a data directory without one, left behind by an
-// interrupted call, is removed when the driver starts.
+// time, a volume's mutable parameters) is kept as JSON next to its data, in
+// <state-dir>/volumes/<id>.json and <state-dir>/snapshots/<id>.json, so a
+// restarted driver keeps its volumes and snapshots and stays idempotent by
+// name. The JSON file is the commit point: it is written once the data is
+// in place and removed before the data is, and a data directory without
+// one, left behind by an interrupted call, is removed when the driver
+// starts.
 //
 // The driver serves the Identity, Controller and Node services on one unix
 // socket. NodePublishVolume makes the target path a symbolic link to the

@@ -18,7 +18,8 @@ import (
 
 // TestSanity runs the CSI sanity suite against the driver, served on a unix
 // socket the way Run serves it. The suite skips only what the driver does
-// not claim to support (staging, expansion, ListVolumes, ...).
+// not claim to support (staging, expansion, ListVolumes, ...); it runs the
+// VolumeAttributesClass cases of CreateVolume and ControllerModifyVolume.
 func TestSanity(t *testing.T) {
 	if count := flag.Lookup("test.count"); count != nil && count.Value.String() != "1" {
 		t.Skip("Ginkgo refuses go test -count other than 1; run the sanity suite with -count=1")
@@ -55,6 +56,8 @@ func TestSanity(t *testing.T) {
 	cfg.TargetPath = filepath.Join(dir, "target")
 	cfg.StagingPath = filepath.Join(dir, "staging")
 	cfg.TestVolumeSize = 16 << 20
+	// The mutable parameters of the suite's VolumeAttributesClass cases.
+	cfg.TestVolumeMutableParameters = map[string]string{localdriver.ParameterIOPS: "3000"}
 	cfg.IDGen = idGenerator{}
 	sanity.Test(t, cfg)
 }

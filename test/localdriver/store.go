@@ -59,6 +59,9 @@ type volumeRecord struct {
 	CapacityBytes int64         `json:"capacityBytes"`
 	Source        *sourceRecord `json:"source,omitempty"`
 	CreationTime  time.Time     `json:"creationTime"`
+	// MutableParameters are CreateVolume's, as ControllerModifyVolume last
+	// changed them.
+	MutableParameters map[string]string `json:"mutableParameters,omitempty"`
 }
 
 // sourceRecord is the content source a volume was created from: exactly one

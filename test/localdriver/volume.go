@@ -2,6 +2,7 @@ package localdriver
 
 import (
 	"context"
+	"maps"
 	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -11,9 +12,10 @@ import (
 )
 
 // CreateVolume creates a volume directory, filled with a copy of the
-// content source if the request names one. It is idempotent by name: a
-// second request for an existing name gets the same volume if the request
-// is compatible with it, and AlreadyExists otherwise.
+// content source if the request names one, and records the request's
+// mutable parameters (see ControllerModifyVolume). It is idempotent by
+// name: a second request for an existing name gets the same volume if the
+// request is compatible with it, and AlreadyExists otherwise.
 func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
 	if err := validateCreateVolume(req); err != nil {
 		return nil, err
@@ -50,11 +52,12 @@ func (d *Driver) CreateVolume(ctx context.Context, req *csi.CreateVolumeRequest)
 	}
 
 	vol := &volumeRecord{
-		ID:            newVolumeID(),
-		Name:          req.GetName(),
-		CapacityBytes: capacity,
-		Source:        sourceFrom(req.GetVolumeContentSource()),
-		CreationTime:  time.Now().UTC(),
+		ID:                newVolumeID(),
+		Name:              req.GetName(),
+		CapacityBytes:     capacity,
+		Source:            sourceFrom(req.GetVolumeContentSource()),
+		CreationTime:      time.Now().UTC(),
+		MutableParameters: req.GetMutableParameters(),
 	}
 	if err := createObject(ctx, d.layout.volumeDir(vol.ID), src.dir, d.layout.volumeMeta(vol.ID), vol); err != nil {
 		return nil, status.Errorf(codes.Internal, "create volume %q: %v", req.GetName(), err)
@@ -112,6 +115,9 @@ func validateCreateVolume(req *csi.CreateVolumeRequest) error {
 	}
 	if err := checkCapabilities(req.GetVolumeCapabilities()); err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
+	}
+	if err := checkMutableParameters(req.GetMutableParameters()); err != nil {
+		return err
 	}
 	if rng := req.GetCapacityRange(); rng.GetRequiredBytes() < 0 || rng.GetLimitBytes() < 0 {
 		return status.Error(codes.InvalidArgument, "capacity range must not be negative")
@@ -198,6 +204,9 @@ func compatible(vol *volumeRecord, req *csi.CreateVolumeRequest) error {
 	}
 	if want := sourceFrom(req.GetVolumeContentSource()); !sameSource(vol.Source, want) {
 		return status.Errorf(codes.AlreadyExists, "volume %q exists with a different content source", req.GetName())
+	}
+	if !maps.Equal(vol.MutableParameters, req.GetMutableParameters()) {
+		return status.Errorf(codes.AlreadyExists, "volume %q exists with different mutable parameters", req.GetName())
 	}
 	return nil
 }
