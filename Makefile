@@ -106,8 +106,8 @@ bench: build tools ## Measure throughput, latency, API cost and memory on the lo
 	$(GO) run ./test/bench -out $(CACHE)/bench-results.md $(if $(BENCH_SIZES),-sizes $(BENCH_SIZES)) $(if $(BENCH_OBJECTS),-objects $(BENCH_OBJECTS))
 	$(GO) test -run '^$$' -bench BenchmarkCheck -benchmem ./pkg/referencegrant/ | tee -a $(CACHE)/bench-results.md
 
-demo: build tools ## Play KEP-3294 Story 1 on a local cluster (KEEP=1 keeps it running).
-	$(GO) run ./test/demo $(if $(KEEP),-keep)
+demo: build tools ## Play KEP-3294 Story 1 on a local cluster (LINK=1: through a VolumeSnapshotLink, without alpha gates; KEEP=1 keeps it running).
+	$(GO) run ./test/demo $(if $(KEEP),-keep) $(if $(LINK),-link)
 
 demo-down: ## Stop a demo cluster left behind (e.g. after kill -9).
 	-pkill -f '$(subst .cache,[.]cache,$(abspath $(CACHE)))/demo' || true

@@ -2,6 +2,11 @@
 // the local CSI driver and the csi-provisioner sidecar: Alice's snapshot in
 // prod, Bob's claim in test waiting for a ReferenceGrant, Alice's grant, the
 // claim bound and the data restored. Run it with `make demo`.
+//
+// With -link (`make demo LINK=1`) it plays the same story through a
+// VolumeSnapshotLink, on a control plane without alpha gates: Bob links the
+// snapshot in test and his claim names the link; the link's conditions show
+// why the claim waits.
 package main
 
 import (
@@ -18,10 +23,13 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
+	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
@@ -30,16 +38,49 @@ const driverName = "csi.example.com" // the driver of deploy/examples/storagecla
 
 func main() {
 	keep := flag.Bool("keep", false, "keep the cluster running after the story, until Ctrl-C")
+	link := flag.Bool("link", false, "restore through a VolumeSnapshotLink, on a control plane without alpha gates")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *keep); err != nil {
+	f := namespaced
+	if *link {
+		f = throughLink
+	}
+	if err := run(ctx, f, *keep); err != nil {
 		fmt.Fprintln(os.Stderr, "demo failed:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, keep bool) error {
+// form is one way Bob's claim names Alice's snapshot: the control plane and
+// sidecar it needs, and its example manifests.
+type form struct {
+	title string
+	// config has the form's control plane and sidecar settings.
+	config localenv.Config
+	// dir under deploy/examples holds pvc.yaml, referencegrant.yaml and,
+	// for a link, link.yaml.
+	dir string
+	// claim is Bob's claim, grant Alice's ReferenceGrant and link, if set,
+	// Bob's VolumeSnapshotLink, all named as in dir.
+	claim, grant, link string
+	// makeVars are the make variables that play this form.
+	makeVars string
+}
+
+var (
+	namespaced = form{
+		title: "KEP-3294 Story 1: provisioning a volume from a snapshot in another namespace",
+		dir:   "story1", claim: "foo-testing", grant: "bar",
+	}
+	throughLink = form{
+		title:  "KEP-3294 Story 1 through a VolumeSnapshotLink, on a control plane without alpha gates",
+		config: localenv.Config{NoAlphaGates: true, SidecarArgs: []string{"--cross-namespace-snapshot"}},
+		dir:    "story1-link", claim: "foo-testing-via-link", grant: "bar-links", link: "foo-link", makeVars: " LINK=1",
+	}
+)
+
+func run(ctx context.Context, f form, keep bool) error {
 	root, err := localenv.RepoRoot()
 	if err != nil {
 		return err
@@ -49,11 +90,16 @@ func run(ctx context.Context, keep bool) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
-	s := &story{ctx: ctx, root: root, start: time.Now()}
-	s.title("KEP-3294 Story 1: provisioning a volume from a snapshot in another namespace")
+	s := &story{ctx: ctx, root: root, form: f, start: time.Now()}
+	s.title(f.title)
 	s.step("Starting a local cluster (logs in %s)", work)
-	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, DriverName: driverName,
-		Progress: func(what string) { s.say("  starting %s", what) }})
+	config := f.config
+	config.Root, config.Work, config.DriverName = root, work, driverName
+	config.Progress = func(what string) { s.say("  starting %s", what) }
+	if config.NoAlphaGates {
+		s.say("  kube-apiserver and kube-controller-manager without the alpha gate CrossNamespaceVolumeDataSource, as managed clusters")
+	}
+	env, err := localenv.Start(ctx, config)
 	if env != nil {
 		defer func() {
 			s.step("Stopping everything the demo started")
@@ -64,32 +110,53 @@ func run(ctx context.Context, keep bool) error {
 		return err
 	}
 	s.env = env
+	if f.link != "" {
+		if s.links, err = linkClient(env); err != nil {
+			return err
+		}
+	}
 	if err := s.play(); err != nil {
 		return err
 	}
 	if keep {
 		s.title("The cluster keeps running. Try your own YAML:")
-		fmt.Printf("  export KUBECONFIG=%s\n  kubectl get pvc -A\n  kubectl describe pvc -n test foo-testing\n", env.Cluster.Kubeconfig(cluster.Admin))
+		fmt.Printf("  export KUBECONFIG=%s\n  kubectl get pvc -A\n  kubectl describe pvc -n test %s\n", env.Cluster.Kubeconfig(cluster.Admin), f.claim)
+		if f.link != "" {
+			fmt.Println("  kubectl get volumesnapshotlinks -n test")
+		}
 		fmt.Println("Press Ctrl-C to stop it.")
 		<-ctx.Done()
 	} else {
-		fmt.Println("\nTo keep the cluster running and try your own YAML: make demo KEEP=1")
+		fmt.Printf("\nTo keep the cluster running and try your own YAML: make demo%s KEEP=1\n", f.makeVars)
+		if f.link == "" {
+			fmt.Println("The same story through a VolumeSnapshotLink, without alpha gates: make demo LINK=1")
+		}
 	}
 	return nil
+}
+
+func linkClient(env *localenv.Env) (linkclientset.Interface, error) {
+	config, err := env.Cluster.RESTConfig(cluster.Admin)
+	if err != nil {
+		return nil, err
+	}
+	return linkclientset.NewForConfig(config)
 }
 
 // story prints the steps and runs them.
 type story struct {
 	ctx   context.Context
 	root  string
+	form  form
 	env   *localenv.Env
+	links linkclientset.Interface // for the link form
 	start time.Time
 	n     int
 }
 
 func (s *story) play() error {
 	examples := filepath.Join(s.root, "deploy", "examples")
-	story1 := filepath.Join(examples, "story1")
+	story1, dir := filepath.Join(examples, "story1"), filepath.Join(examples, s.form.dir)
 	s.step("Namespaces prod (Alice) and test (Bob), and StorageClass csi-example")
 	if err := s.apply(filepath.Join(story1, "namespaces.yaml"), filepath.Join(examples, "storageclass.yaml")); err != nil {
 		return err
@@ -116,32 +183,95 @@ func (s *story) play() error {
 	if err := s.env.InstallCRDs(s.ctx, "gateway.networking.k8s.io_referencegrants.yaml"); err != nil {
 		return err
 	}
+	if err := s.bobsLink(dir); err != nil {
+		return err
+	}
 
-	s.step("Bob's PVC test/foo-testing restores prod/foo-backup (%s)", rel(s.root, filepath.Join(story1, "pvc.yaml")))
-	if err := s.apply(filepath.Join(story1, "pvc.yaml")); err != nil {
+	claim := "test/" + s.form.claim
+	s.step("Bob's PVC %s restores prod/foo-backup (%s)", claim, rel(s.root, filepath.Join(dir, "pvc.yaml")))
+	if err := s.apply(filepath.Join(dir, "pvc.yaml")); err != nil {
 		return err
 	}
 	if err := s.waitFor("the sidecar's event", func(ctx context.Context) bool {
-		return s.event("test", "foo-testing", "no ReferenceGrant") != ""
+		return s.event("test", s.form.claim, "no ReferenceGrant") != ""
 	}); err != nil {
 		return err
 	}
-	s.say("  status: %s", s.phase("test", "foo-testing"))
-	s.say("  event:  %s", s.event("test", "foo-testing", "no ReferenceGrant"))
+	s.say("  status: %s", s.phase("test", s.form.claim))
+	s.say("  event:  %s", s.event("test", s.form.claim, "no ReferenceGrant"))
+	if err := s.showLink(metav1.ConditionFalse); err != nil {
+		return err
+	}
 
-	s.step("Alice grants it: ReferenceGrant prod/bar (%s)", rel(s.root, filepath.Join(story1, "referencegrant.yaml")))
+	s.step("Alice grants it: ReferenceGrant prod/%s (%s)", s.form.grant, rel(s.root, filepath.Join(dir, "referencegrant.yaml")))
 	granted := time.Now()
-	if err := s.apply(filepath.Join(story1, "referencegrant.yaml")); err != nil {
+	if err := s.apply(filepath.Join(dir, "referencegrant.yaml")); err != nil {
 		return err
 	}
-	if err := s.waitFor("test/foo-testing to bind", func(ctx context.Context) bool {
-		return s.phase("test", "foo-testing") == v1.ClaimBound
+	if err := s.waitFor(claim+" to bind", func(ctx context.Context) bool {
+		return s.phase("test", s.form.claim) == v1.ClaimBound
 	}); err != nil {
 		return err
 	}
-	s.say("  test/foo-testing is Bound %.1fs after the grant", time.Since(granted).Seconds())
+	s.say("  %s is Bound %.1fs after the grant", claim, time.Since(granted).Seconds())
+	if err := s.restoredData(); err != nil {
+		return err
+	}
+	if err := s.showLink(metav1.ConditionTrue); err != nil {
+		return err
+	}
 
-	claim, err := s.env.Kube.CoreV1().PersistentVolumeClaims("test").Get(s.ctx, "foo-testing", metav1.GetOptions{})
+	s.step("The sidecar's cross_namespace_* metrics")
+	return s.metrics()
+}
+
+// bobsLink installs the VolumeSnapshotLink CRD and applies Bob's link, in
+// the link form.
+func (s *story) bobsLink(dir string) error {
+	if s.form.link == "" {
+		return nil
+	}
+	s.step("The VolumeSnapshotLink CRD (%s)", rel(s.root, filepath.Join(s.root, "deploy", "crds", "generated")))
+	if err := s.env.InstallProjectCRDs(s.ctx); err != nil {
+		return err
+	}
+	s.step("Bob links prod/foo-backup into test: VolumeSnapshotLink test/%s (%s)", s.form.link, rel(s.root, filepath.Join(dir, "link.yaml")))
+	return s.apply(filepath.Join(dir, "link.yaml"))
+}
+
+// showLink waits until Bob's link is Allowed=allowed and prints it as
+// kubectl lists it, and its conditions; nothing in the namespaced form.
+func (s *story) showLink(allowed metav1.ConditionStatus) error {
+	if s.form.link == "" {
+		return nil
+	}
+	var conditions []metav1.Condition
+	if err := s.waitFor("the link's Allowed condition", func(ctx context.Context) bool {
+		link, err := s.links.SnapshotV1alpha1().VolumeSnapshotLinks("test").Get(ctx, s.form.link, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		conditions = link.Status.Conditions
+		return meta.IsStatusConditionPresentAndEqual(conditions, snapv1alpha1.ConditionAllowed, allowed)
+	}); err != nil {
+		return err
+	}
+	out, err := s.env.Cluster.Kubectl(s.ctx, "get", "volumesnapshotlinks", "-n", "test")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		s.say("  kubectl: %s", line)
+	}
+	for _, c := range conditions {
+		s.say("  link condition %s=%s %s: %s", c.Type, c.Status, c.Reason, c.Message)
+	}
+	return nil
+}
+
+// restoredData prints what Bob's volume holds.
+func (s *story) restoredData() error {
+	claim, err := s.env.Kube.CoreV1().PersistentVolumeClaims("test").Get(s.ctx, s.form.claim, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
@@ -154,9 +284,7 @@ func (s *story) play() error {
 		return err
 	}
 	s.say("  its volume %s contains: %q", pv.Spec.CSI.VolumeHandle, strings.TrimSpace(string(data)))
-
-	s.step("The sidecar's cross_namespace_* metrics")
-	return s.metrics()
+	return nil
 }
 
 func (s *story) sourceVolume(content string) error {
