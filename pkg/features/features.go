@@ -61,6 +61,7 @@ var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 func NewGate() featuregate.MutableVersionedFeatureGate {
 	gate := featuregate.NewFeatureGate()
 	runtime.Must(gate.Add(specs))
+	runtime.Must(gate.Add(apiServerGates))
 	runtime.Must(logsapi.AddFeatureGates(gate))
 	return gate
 }

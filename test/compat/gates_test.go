@@ -1,0 +1,85 @@
+package compat
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"k8s.io/component-base/featuregate"
+
+	"github.com/xns-csi/csi-provisioner/pkg/features"
+)
+
+// upstreamGateList is the list of upstream's feature gates, see its header.
+const upstreamGateList = "testdata/upstream-v6.3.0.gates"
+
+type gateSpec struct{ name, maturity, def string }
+
+func loadGateList(t *testing.T) []gateSpec {
+	t.Helper()
+	var specs []gateSpec
+	for _, line := range readLines(t, upstreamGateList) {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		if len(fields) != 3 {
+			t.Fatalf("%s: want name, maturity and default in %q", upstreamGateList, line)
+		}
+		specs = append(specs, gateSpec{name: fields[0], maturity: fields[1], def: fields[2]})
+	}
+	return specs
+}
+
+// TestUpstreamGatesAccepted sets every gate upstream lists to true and to
+// false, as a --feature-gates list written for upstream may, and checks the
+// default each one has when unset.
+func TestUpstreamGatesAccepted(t *testing.T) {
+	for _, g := range loadGateList(t) {
+		for _, value := range []string{"true", "false"} {
+			if err := features.NewGate().Set(g.name + "=" + value); err != nil {
+				t.Errorf("--feature-gates=%s=%s: %v", g.name, value, err)
+			}
+		}
+		gate := features.NewGate()
+		known, ok := gate.GetAll()[featuregate.Feature(g.name)]
+		if !ok {
+			continue // reported above
+		}
+		if got := strings.ToUpper(string(known.PreRelease)); got != g.maturity || strconv.FormatBool(known.Default) != g.def {
+			t.Errorf("%s is %s with default %v, upstream's is %s with default %s", g.name, got, known.Default, g.maturity, g.def)
+		}
+	}
+}
+
+var helpGateLine = regexp.MustCompile(`^\s+([A-Za-z]+)=true\|false \(([A-Z]+) - default=(true|false)\)`)
+
+// TestGatesFixtureMatchesUpstreamHelp checks upstreamGateList against the
+// upstream binary itself, when `make tools` has built it.
+func TestGatesFixtureMatchesUpstreamHelp(t *testing.T) {
+	bin, err := filepath.Abs(filepath.Join("..", "..", ".cache", "bin", "upstream-csi-provisioner"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("the upstream binary is not built (make tools builds it): %v", err)
+	}
+	out, _ := exec.Command(bin, "--help").CombinedOutput()
+	var shown []gateSpec
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := helpGateLine.FindStringSubmatch(line); m != nil {
+			shown = append(shown, gateSpec{name: m[1], maturity: m[2], def: m[3]})
+		}
+	}
+	if len(shown) == 0 {
+		t.Fatalf("no feature gates in the output of %s --help:\n%s", bin, out)
+	}
+	if listed := loadGateList(t); !slices.Equal(listed, shown) {
+		t.Errorf("%s lists %v, the upstream binary's --help %v", upstreamGateList, listed, shown)
+	}
+}
