@@ -24,6 +24,7 @@ func TestE2E(t *testing.T) {
 		{"LeaderElection", testLeaderElection},
 		{"GrantWatchLost", testGrantWatchLost},
 		{"RestartWithPendingRestore", testRestartWithPendingRestore},
+		{"VolumeAttributesClass", testVolumeAttributesClass},
 	} {
 		if !t.Run(c.name, c.run) && testing.Short() {
 			return
