@@ -2,6 +2,7 @@ package manifests
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/validation"
 
+	popv1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 )
 
@@ -44,10 +46,24 @@ func loadCRDs(t *testing.T) map[string]*unstructured.Unstructured {
 	return crds
 }
 
+// approvedUpstream are the CRDs whose API is upstream's, approved in
+// Kubernetes API review, with the annotation upstream's CRD carries: the
+// VolumePopulator of kubernetes-csi/volume-data-source-validator, whose
+// schema pkg/apis/populator copies.
+var approvedUpstream = map[string]string{
+	"volumepopulators." + popv1beta1.GroupName: "https://github.com/kubernetes/enhancements/pull/2934",
+}
+
 func TestCRDsOfKubernetesGroupsAreMarkedUnapproved(t *testing.T) {
 	for name, crd := range loadCRDs(t) {
 		group := str(t, crd.Object, "spec", "group")
 		if !strings.HasSuffix(group, ".k8s.io") && !strings.HasSuffix(group, ".kubernetes.io") {
+			continue
+		}
+		if want, ok := approvedUpstream[name]; ok {
+			if got := crd.GetAnnotations()[approvalAnnotation]; got != want {
+				t.Errorf("CRD %s has %s=%q, want upstream's %q", name, approvalAnnotation, got, want)
+			}
 			continue
 		}
 		// kube-apiserver refuses such a CRD without the annotation; a value
@@ -174,6 +190,57 @@ func TestVolumeSnapshotLinkNamesFollowKubernetesRules(t *testing.T) {
 				t.Errorf("spec.source.%s: the CRD accepts %q: %v, Kubernetes: %v", c.field, name, got, want)
 			}
 		}
+	}
+}
+
+// TestVolumePopulatorCRDIsUpstreams: the CRD generated from
+// pkg/apis/populator has the group, scope, names, version and schema of the
+// upstream validator's, so it can replace it in a cluster.
+func TestVolumePopulatorCRDIsUpstreams(t *testing.T) {
+	name := "volumepopulators." + popv1beta1.GroupName
+	crd, ok := loadCRDs(t)[name]
+	if !ok {
+		t.Fatalf("%s has no CRD %s: run make generate", filepath.Clean(crdDir), name)
+	}
+	for _, c := range []struct {
+		path []string
+		want string
+	}{
+		{[]string{"spec", "group"}, popv1beta1.GroupName},
+		{[]string{"spec", "scope"}, "Cluster"},
+		{[]string{"spec", "names", "kind"}, popv1beta1.Kind},
+		{[]string{"spec", "names", "listKind"}, popv1beta1.Kind + "List"},
+		{[]string{"spec", "names", "plural"}, "volumepopulators"},
+		{[]string{"spec", "names", "singular"}, "volumepopulator"},
+	} {
+		if got := str(t, crd.Object, c.path...); got != c.want {
+			t.Errorf("%s = %s, want %s", strings.Join(c.path, "."), got, c.want)
+		}
+	}
+	version := onlyVersion(t, crd)
+	if version["name"] != popv1beta1.SchemeGroupVersion.Version || version["served"] != true || version["storage"] != true {
+		t.Errorf("The version is %v served=%v storage=%v, want v1beta1 served and stored", version["name"], version["served"], version["storage"])
+	}
+	schema := openAPISchema(t, version)
+	sourceKind := at(t, schema, "properties", "sourceKind").(map[string]any)
+	for _, c := range []struct {
+		object   map[string]any
+		path     string
+		required []string
+	}{
+		{schema, "the object", []string{"sourceKind"}},
+		{sourceKind, "sourceKind", []string{"group", "kind"}},
+	} {
+		var got []string
+		for _, r := range slice(t, c.object, "required") {
+			got = append(got, fmt.Sprint(r))
+		}
+		if !slices.Equal(got, c.required) {
+			t.Errorf("%s requires %q, want %q", c.path, got, c.required)
+		}
+	}
+	if got := fmt.Sprint(slices.Sorted(maps.Keys(at(t, sourceKind, "properties").(map[string]any)))); got != "[group kind]" {
+		t.Errorf("sourceKind has the fields %s, want [group kind]", got)
 	}
 }
 

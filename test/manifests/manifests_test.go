@@ -29,6 +29,7 @@ import (
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
+	popv1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
@@ -59,21 +60,20 @@ var knownKinds = map[schema.GroupVersionKind]func() any{
 	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass"):    func() any { return &snapv1.VolumeSnapshotClass{} },
 	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotContent"):  func() any { return &snapv1.VolumeSnapshotContent{} },
 	snapv1alpha1.SchemeGroupVersion.WithKind(snapv1alpha1.Kind):  func() any { return &snapv1alpha1.VolumeSnapshotLink{} },
+	populatorKind: func() any { return &popv1beta1.VolumePopulator{} },
 
-	// Kinds whose Go types this module does not build with decode into
-	// unstructured objects, without the strict field check: the CRDs of
-	// deploy/crds, which controller-gen writes from pkg/apis and
-	// crd_test.go checks, and the VolumePopulator of deploy/populator,
-	// whose CRD (and Go type) belongs to the volume-data-source-validator.
-	crdKind:       func() any { return &unstructured.Unstructured{} },
-	populatorKind: func() any { return &unstructured.Unstructured{} },
+	// The CRDs of deploy/crds, which controller-gen writes from pkg/apis
+	// and crd_test.go checks, decode into unstructured objects, without
+	// the strict field check: this module does not build with their Go
+	// type.
+	crdKind: func() any { return &unstructured.Unstructured{} },
 }
 
-// crdKind and populatorKind are the kinds of knownKinds decoded into
-// unstructured objects.
+// crdKind is the kind of knownKinds decoded into unstructured objects;
+// populatorKind that of deploy/populator's VolumePopulator.
 var (
 	crdKind       = schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"}
-	populatorKind = schema.GroupVersionKind{Group: "populator.storage.k8s.io", Version: "v1beta1", Kind: "VolumePopulator"}
+	populatorKind = popv1beta1.SchemeGroupVersion.WithKind(popv1beta1.Kind)
 )
 
 // manifest is one decoded YAML document of a file under deploy/.
@@ -269,6 +269,7 @@ var (
 	// crdObjects are in deploy/crds.
 	crdObjects = []string{
 		"CustomResourceDefinition volumesnapshotlinks.snapshot.storage.k8s.io",
+		"CustomResourceDefinition volumepopulators.populator.storage.k8s.io",
 	}
 	// sidecarObjects are in deploy/csi-provisioner.
 	sidecarObjects = []string{

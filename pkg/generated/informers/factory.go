@@ -10,6 +10,7 @@ import (
 
 	versioned "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	internalinterfaces "github.com/xns-csi/csi-provisioner/pkg/generated/informers/internalinterfaces"
+	populator "github.com/xns-csi/csi-provisioner/pkg/generated/informers/populator"
 	snapshot "github.com/xns-csi/csi-provisioner/pkg/generated/informers/snapshot"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -309,7 +310,12 @@ type SharedInformerFactory interface {
 	// client.
 	InformerFor(obj runtime.Object, newFunc internalinterfaces.NewInformerFunc) cache.SharedIndexInformer
 
+	Populator() populator.Interface
 	Snapshot() snapshot.Interface
+}
+
+func (f *sharedInformerFactory) Populator() populator.Interface {
+	return populator.New(f, f.namespace, f.tweakListOptions)
 }
 
 func (f *sharedInformerFactory) Snapshot() snapshot.Interface {

@@ -5,6 +5,7 @@ package informers
 import (
 	fmt "fmt"
 
+	v1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
 	v1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
@@ -36,7 +37,11 @@ func (f *genericInformer) Lister() cache.GenericLister {
 // TODO extend this to unknown resources with a client pool
 func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource) (GenericInformer, error) {
 	switch resource {
-	// Group=snapshot.storage.k8s.io, Version=v1alpha1
+	// Group=populator.storage.k8s.io, Version=v1beta1
+	case v1beta1.SchemeGroupVersion.WithResource("volumepopulators"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Populator().V1beta1().VolumePopulators().Informer()}, nil
+
+		// Group=snapshot.storage.k8s.io, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("volumesnapshotlinks"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Snapshot().V1alpha1().VolumeSnapshotLinks().Informer()}, nil
 

@@ -6,6 +6,7 @@ import (
 	fmt "fmt"
 	http "net/http"
 
+	populatorv1beta1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/populator/v1beta1"
 	snapshotv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/snapshot/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
@@ -14,13 +15,20 @@ import (
 
 type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
+	PopulatorV1beta1() populatorv1beta1.PopulatorV1beta1Interface
 	SnapshotV1alpha1() snapshotv1alpha1.SnapshotV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
 type Clientset struct {
 	*discovery.DiscoveryClient
+	populatorV1beta1 *populatorv1beta1.PopulatorV1beta1Client
 	snapshotV1alpha1 *snapshotv1alpha1.SnapshotV1alpha1Client
+}
+
+// PopulatorV1beta1 retrieves the PopulatorV1beta1Client
+func (c *Clientset) PopulatorV1beta1() populatorv1beta1.PopulatorV1beta1Interface {
+	return c.populatorV1beta1
 }
 
 // SnapshotV1alpha1 retrieves the SnapshotV1alpha1Client
@@ -72,6 +80,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 
 	var cs Clientset
 	var err error
+	cs.populatorV1beta1, err = populatorv1beta1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 	cs.snapshotV1alpha1, err = snapshotv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
 		return nil, err
@@ -97,6 +109,7 @@ func NewForConfigOrDie(c *rest.Config) *Clientset {
 // New creates a new Clientset for the given RESTClient.
 func New(c rest.Interface) *Clientset {
 	var cs Clientset
+	cs.populatorV1beta1 = populatorv1beta1.New(c)
 	cs.snapshotV1alpha1 = snapshotv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)

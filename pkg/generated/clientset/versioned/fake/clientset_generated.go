@@ -4,6 +4,8 @@ package fake
 
 import (
 	clientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
+	populatorv1beta1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/populator/v1beta1"
+	fakepopulatorv1beta1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/populator/v1beta1/fake"
 	snapshotv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/snapshot/v1alpha1"
 	fakesnapshotv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/snapshot/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -78,6 +80,11 @@ var (
 	_ clientset.Interface = &Clientset{}
 	_ testing.FakeClient  = &Clientset{}
 )
+
+// PopulatorV1beta1 retrieves the PopulatorV1beta1Client
+func (c *Clientset) PopulatorV1beta1() populatorv1beta1.PopulatorV1beta1Interface {
+	return &fakepopulatorv1beta1.FakePopulatorV1beta1{Fake: &c.Fake}
+}
 
 // SnapshotV1alpha1 retrieves the SnapshotV1alpha1Client
 func (c *Clientset) SnapshotV1alpha1() snapshotv1alpha1.SnapshotV1alpha1Interface {

@@ -3,6 +3,7 @@
 package fake
 
 import (
+	populatorv1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
 	snapshotv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ var scheme = runtime.NewScheme()
 var codecs = serializer.NewCodecFactory(scheme)
 
 var localSchemeBuilder = runtime.SchemeBuilder{
+	populatorv1beta1.AddToScheme,
 	snapshotv1alpha1.AddToScheme,
 }
 

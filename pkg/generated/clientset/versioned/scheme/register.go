@@ -3,6 +3,7 @@
 package scheme
 
 import (
+	populatorv1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
 	snapshotv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
@@ -15,6 +16,7 @@ var Scheme = runtime.NewScheme()
 var Codecs = serializer.NewCodecFactory(Scheme)
 var ParameterCodec = runtime.NewParameterCodec(Scheme)
 var localSchemeBuilder = runtime.SchemeBuilder{
+	populatorv1beta1.AddToScheme,
 	snapshotv1alpha1.AddToScheme,
 }
 
