@@ -7,8 +7,12 @@
 //
 // The decision is one ordered chain over one Input value:
 //
-//	populator → same namespace? → gate → kind → grant      (Admit)
+//	populator → same namespace? → gate → grant             (Admit)
 //	          → driver capability → snapshot or clone checks (Decide)
+//
+// Across namespaces the grant admits a VolumeSnapshot (KEP-3294) or a
+// PersistentVolumeClaim to clone (as the upstream provisioner v6.3 does);
+// the clone checks are then the same as within a namespace.
 //
 // A VolumeSnapshotLink (KEP-3294's alternative) is one more kind in the
 // same chain: Admit resolves the link to its VolumeSnapshot and checks the
@@ -122,8 +126,12 @@ func (v Verdict) HoldsSource() bool {
 }
 
 // Admit runs the claim-level part of the chain: populator → dropped
-// reference → gate → kind → grant. It does not look at the source object itself, so it answers
-// whether the claim may use its source at all, not whether it can now.
+// reference → gate → grant. It does not look at the source object itself,
+// so it answers whether the claim may use its source at all, not whether it
+// can now. Across namespaces, a VolumeSnapshot (KEP-3294) and a
+// PersistentVolumeClaim to clone (as the upstream provisioner v6.3 allows)
+// are both admitted by a ReferenceGrant in the source's namespace; other
+// kinds are a populator's, and a VolumeSnapshotLink must be local.
 func Admit(in Input) Verdict {
 	src := in.Source
 	switch {
@@ -142,10 +150,9 @@ func Admit(in Input) Verdict {
 	case !in.CrossNamespace:
 		return Verdict{Action: LeaveAlone, Reason: ReasonCrossNamespaceDisabled, Message: fmt.Sprintf(
 			"spec.dataSourceRef.namespace names %s, but the provisioner's CrossNamespaceSourceProvisioning feature gate is off; the claim is not provisioned", src)}
-	case src.Type() != datasource.Snapshot:
-		return refuse(ReasonCrossNamespaceKindUnsupported,
-			"%s: only VolumeSnapshots can be used across namespaces (KEP-3294); clone the claim within its namespace instead", src)
 	}
+	// A VolumeSnapshot or, as in the upstream provisioner v6.3, a
+	// PersistentVolumeClaim to clone: the grant in its namespace decides.
 	return admitGrant(in.Grant, src)
 }
 

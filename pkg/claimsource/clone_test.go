@@ -99,19 +99,38 @@ func (tt cloneCase) input() Input {
 		Driver: Driver{Name: driver, Clones: true}, SourceClaim: src, SourceVolume: pv}
 }
 
+// acrossNamespaces moves the clone of in to namespace test, naming its
+// source's namespace, with a grant that allows it.
+func acrossNamespaces(in Input) Input {
+	in.Claim.Namespace = "test"
+	in.Source.ExplicitNamespace, in.CrossNamespace, in.Grant = true, true, granted
+	return in
+}
+
+// TestDecideClone: the clone checks are the same for a source in the
+// claim's namespace and, once a grant allows it, in another.
 func TestDecideClone(t *testing.T) {
-	for _, tt := range cloneCases {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Decide(tt.input())
-			if got.Reason != tt.want {
-				t.Fatalf("Decide() = %s (%s), want %s", got.Reason, got.Message, tt.want)
-			}
-			if tt.want == ReasonAllowed && got.Content.GetVolume().GetVolumeId() != "vol-1" {
-				t.Errorf("Content = %v, want a clone of vol-1", got.Content)
-			}
-			if tt.want != ReasonAllowed && (got.Message == "" || got.Action != Refuse) {
-				t.Errorf("refusal = %+v, want Refuse with a message", got)
-			}
-		})
+	for _, where := range []struct {
+		name  string
+		input func(Input) Input
+	}{{"within the namespace", func(in Input) Input { return in }}, {"across namespaces", acrossNamespaces}} {
+		for _, tt := range cloneCases {
+			t.Run(where.name+": "+tt.name, func(t *testing.T) {
+				checkCloneCase(t, tt, Decide(where.input(tt.input())))
+			})
+		}
+	}
+}
+
+func checkCloneCase(t *testing.T, tt cloneCase, got Verdict) {
+	t.Helper()
+	if got.Reason != tt.want {
+		t.Fatalf("Decide() = %s (%s), want %s", got.Reason, got.Message, tt.want)
+	}
+	if tt.want == ReasonAllowed && got.Content.GetVolume().GetVolumeId() != "vol-1" {
+		t.Errorf("Content = %v, want a clone of vol-1", got.Content)
+	}
+	if tt.want != ReasonAllowed && (got.Message == "" || got.Action != Refuse) {
+		t.Errorf("refusal = %+v, want Refuse with a message", got)
 	}
 }

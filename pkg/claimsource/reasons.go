@@ -19,8 +19,9 @@ const (
 	// ReasonCrossNamespaceDisabled: the claim names another namespace but
 	// the CrossNamespaceSourceProvisioning feature gate is off.
 	ReasonCrossNamespaceDisabled Reason = "CrossNamespaceSourceDisabled"
-	// ReasonCrossNamespaceKindUnsupported: only VolumeSnapshots can be
-	// used across namespaces (KEP-3294).
+	// ReasonCrossNamespaceKindUnsupported: the claim names a
+	// VolumeSnapshotLink in another namespace; a link must be in the
+	// claim's own namespace (it is the link that names the other one).
 	ReasonCrossNamespaceKindUnsupported Reason = "CrossNamespaceKindUnsupported"
 	// ReasonGrantMissing: no ReferenceGrant in the source's namespace
 	// allows the reference.

@@ -248,12 +248,6 @@ func TestProvisioning(t *testing.T) {
 				create + " from volume vol-src", provisioned},
 		},
 		{
-			name:    "a clone across namespaces is refused, grant or not",
-			objects: objects(ours(cloning("prod", "src")), grant()),
-			steps:   []step{provision("test/data")},
-			want:    []string{"provision test/data: NoChange, refused CrossNamespaceKindUnsupported"},
-		},
-		{
 			name:    "a released volume is deleted in the driver",
 			objects: objects(provisionedVolume()),
 			steps:   []step{deleteVolume(pvName, deleted)},

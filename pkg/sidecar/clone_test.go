@@ -7,8 +7,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
-
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/test/csitest"
 )
@@ -83,38 +81,4 @@ func (e *env) claimFinalizers(namespace, name string) []string {
 		e.t.Fatal(err)
 	}
 	return c.Finalizers
-}
-
-// TestAClaimNamingAClaimAcrossNamespacesDoesNotHoldIt: KEP-3294 covers
-// snapshots only, so a claim naming a PVC in another namespace is never
-// provisioned, even when a grant there allows PVC targets; it must not keep
-// that PVC's clone finalizer (left by an earlier clone) either.
-func TestAClaimNamingAClaimAcrossNamespacesDoesNotHoldIt(t *testing.T) {
-	e := startEnv(t)
-	grant := &gatewayv1.ReferenceGrant{
-		ObjectMeta: metav1.ObjectMeta{Name: "claims", Namespace: "prod"},
-		Spec: gatewayv1.ReferenceGrantSpec{
-			From: []gatewayv1.ReferenceGrantFrom{{Group: "", Kind: "PersistentVolumeClaim", Namespace: "test"}},
-			To:   []gatewayv1.ReferenceGrantTo{{Group: "", Kind: "PersistentVolumeClaim"}},
-		},
-	}
-	if _, err := e.gateway.GatewayV1().ReferenceGrants("prod").Create(e.ctx, grant, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	x := e.createClaim("test", "x", func(c *v1.PersistentVolumeClaim) {
-		ns := "prod"
-		c.Spec.DataSourceRef = &v1.TypedObjectReference{Kind: "PersistentVolumeClaim", Name: "data", Namespace: &ns}
-	})
-	e.waitForEvent(x, v1.EventTypeWarning, "ProvisioningFailed", "only VolumeSnapshots can be used across namespaces")
-	// A claim whose grant is missing shows that the grant cache holds the grant above.
-	probe := e.createClaim("test", "probe", fromSnapshot("prod", "none"))
-	e.waitForEvent(probe, v1.EventTypeWarning, "ProvisioningFailed", "no ReferenceGrant in namespace")
-
-	e.createClaim("prod", "data", func(c *v1.PersistentVolumeClaim) {
-		c.Finalizers = []string{datasource.CloneFinalizer} // from an earlier clone
-		c.Annotations["volume.kubernetes.io/storage-provisioner"] = "other.example.com"
-	})
-	e.waitFor("the clone finalizer of prod/data to be released", func() bool {
-		return !hasString(e.claimFinalizers("prod", "data"), datasource.CloneFinalizer)
-	})
 }

@@ -12,11 +12,14 @@ import (
 // inUse reports whether src (as last seen: obj) must keep its finalizer:
 // a CreateVolume from it may still be running, or a pending claim would be
 // provisioned from it. "Would be provisioned" is the provisioning decision
-// itself (claimsource), so a claim refused for good (its kind across
-// namespaces, the gate off, no grant) holds nothing: otherwise anyone could
-// keep another namespace's snapshot from being deleted by naming it. A claim
-// whose grant cannot be read now holds the source, as does one the source
-// still serves while being deleted (datasource.ServesDespiteDeletion).
+// itself (claimsource), so a claim refused for good (the gate off, no
+// grant) holds nothing: otherwise anyone could keep another namespace's
+// snapshot or claim from being deleted by naming it. A claim whose grant
+// cannot be read now holds the source, as does one the source still serves
+// while being deleted (datasource.ServesDespiteDeletion). Clones from other
+// namespaces count as restores do: the upstream provisioner looks only for
+// clones in the source's own namespace, and releases a source that a
+// cross-namespace clone is still being made from.
 func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 	if p.cfg.InFlight != nil && p.cfg.InFlight.Uses(src) {
 		return true
