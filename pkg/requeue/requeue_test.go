@@ -211,3 +211,45 @@ func TestLinkClaimsAreRequeuedByTheirLinkSnapshotAndGrants(t *testing.T) {
 		}
 	}
 }
+
+func cloneRef(ns, name string) *v1.TypedObjectReference {
+	r := &v1.TypedObjectReference{Kind: datasource.ClaimKind, Name: name}
+	if ns != "" {
+		r.Namespace = ptr(ns)
+	}
+	return r
+}
+
+// TestCrossNamespaceClonesAreRequeuedByTheirGrantsAndSource: a claim
+// cloning a claim of another namespace waits for the grants there and for
+// its source, as a restore waits for its snapshot.
+func TestCrossNamespaceClonesAreRequeuedByTheirGrantsAndSource(t *testing.T) {
+	claims, rec := startClaims(t,
+		claim("cross", "", cloneRef("prod", "src")),
+		claim("local", "", cloneRef("", "src")),
+		claim("bound", "pv-1", cloneRef("prod", "src")),
+	)
+	src := func(ns, volumeName string) *v1.PersistentVolumeClaim {
+		c := claim("src", volumeName, nil)
+		c.Namespace = ns
+		return c
+	}
+	tests := []struct {
+		name  string
+		event func()
+		want  []string
+	}{
+		{"a grant in the source's namespace changes", func() { claims.GrantsChanged("prod") }, []string{"cross"}},
+		{"a grant in the clone's namespace changes", func() { claims.GrantsChanged("test") }, nil},
+		{"the grant cache syncs", func() { claims.GrantsChanged("") }, []string{"cross"}},
+		{"the source gets bound", func() { claims.CloneSourceHandler().OnUpdate(src("prod", ""), src("prod", "pv-src")) }, []string{"cross"}},
+		{"a claim of the same name in the clone's namespace gets bound",
+			func() { claims.CloneSourceHandler().OnUpdate(src("test", ""), src("test", "pv-src")) }, []string{"local"}},
+	}
+	for _, tt := range tests {
+		tt.event()
+		if got := rec.take(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
