@@ -25,6 +25,7 @@ func TestE2E(t *testing.T) {
 		{"GrantWatchLost", testGrantWatchLost},
 		{"RestartWithPendingRestore", testRestartWithPendingRestore},
 		{"VolumeAttributesClass", testVolumeAttributesClass},
+		{"CrossNamespaceClone", testCrossNamespaceClone},
 	} {
 		if !t.Run(c.name, c.run) && testing.Short() {
 			return
