@@ -120,7 +120,7 @@ type Verdict struct {
 // its source protected from deletion: it will be provisioned from it, or the
 // grant cache cannot tell now (fail safe: keep the data). A claim refused
 // for good, or whose grant is missing, does not, so that nobody can keep
-// another namespace's snapshot from being deleted by naming it.
+// another namespace's snapshot or claim from being deleted by naming it.
 func (v Verdict) HoldsSource() bool {
 	return v.Action == Provision || v.Reason == ReasonGrantUnavailable
 }
