@@ -12,11 +12,24 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
 )
 
 // DefaultPollInterval is how often Run re-checks discovery while no candidate
 // is served, when Config.PollInterval is zero.
 const DefaultPollInterval = 10 * time.Second
+
+// DefaultRetryRefusedMax is the longest wait between two checks of a refused
+// API, when Config.RetryRefusedMax is zero: the permission is checked again
+// every five minutes once the backoff has grown.
+const DefaultRetryRefusedMax = 5 * time.Minute
+
+// Clock is the part of k8s.io/utils/clock that Run waits with between
+// checks of a refused API; clock.RealClock implements it.
+type Clock interface {
+	Now() time.Time
+	NewTimer(d time.Duration) clock.Timer
+}
 
 // Candidate is one version of the optional API and how to build its informer.
 type Candidate struct {
@@ -86,6 +99,27 @@ type Config struct {
 	// and again each time it becomes usable after a lost watch (see
 	// API.Informer), so callers can re-queue work that waited for the API.
 	OnSynced func(c Candidate)
+
+	// RetryRefused is how long Run waits before it first checks again
+	// whether the API server still refuses a list or watch (see API.Run);
+	// each further check waits twice as long, up to RetryRefusedMax.
+	// PollInterval if zero.
+	RetryRefused time.Duration
+	// RetryRefusedMax bounds the wait between two checks of a refused API;
+	// DefaultRetryRefusedMax if zero.
+	RetryRefusedMax time.Duration
+	// WhileRefused says in a few words what the caller does while the
+	// API server refuses the informer, e.g. that it reads objects with a
+	// GET each; it is logged with the refusal.
+	WhileRefused string
+	// OnRefused, if set, is called from Run when the API server refuses
+	// the informer (once per refusal, not per check), so callers that can
+	// read without the informer meanwhile can re-queue work that waited
+	// for the API.
+	OnRefused func(c Candidate)
+	// Clock times the waits between checks of a refused API; the real
+	// clock if nil.
+	Clock Clock
 }
 
 // API runs the informer of an optional API once the API server serves it and
@@ -103,6 +137,16 @@ func New(cfg Config) *API {
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
 	}
+	if cfg.RetryRefused <= 0 {
+		cfg.RetryRefused = cfg.PollInterval
+	}
+	if cfg.RetryRefusedMax <= 0 {
+		cfg.RetryRefusedMax = DefaultRetryRefusedMax
+	}
+	cfg.RetryRefusedMax = max(cfg.RetryRefusedMax, cfg.RetryRefused)
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
 	return &API{cfg: cfg, status: status{chosen: -1}}
 }
 
@@ -111,14 +155,15 @@ func New(cfg Config) *API {
 // API cannot be used yet: not served (ErrNotServed), not allowed
 // (ErrForbidden) or not synced yet (ErrNotSynced).
 //
-// A synced cache stops being usable when its watch ends and the API server
-// refuses to list again (forbidden, unauthorized, or the version is no
-// longer served): the informer would serve its last copy for as long as the
-// refusal lasts, and a decision read from it could allow what its owner has
-// since withdrawn. Informer then returns the refusal until a new informer
-// has listed and synced (see Run). Other errors (a connection lost while
-// the API server restarts) leave the cache usable: the reflector relists on
-// its own.
+// A synced cache stops being usable when the API server refuses to list or
+// watch it (forbidden or unauthorized), or its watch ends and the version is
+// no longer served: the informer would serve its last copy for as long as
+// the refusal lasts, and a decision read from it could allow what its owner
+// has since withdrawn. Informer then returns the refusal until a new
+// informer has listed and synced (see Run). While it returns ErrForbidden,
+// the informer is stopped: a caller allowed to GET may read objects
+// directly meanwhile. Other errors (a connection lost while the API server
+// restarts) leave the cache usable: the reflector relists on its own.
 func (a *API) Informer() (cache.SharedIndexInformer, Candidate, error) {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
@@ -135,11 +180,16 @@ func (a *API) update(change func(s *status)) {
 	change(&a.status)
 }
 
-// describe returns the current error for logging.
-func (a *API) describe() string {
+// err returns why the API cannot be used, nil when it can.
+func (a *API) err() error {
 	a.mu.RLock()
 	defer a.mu.RUnlock()
-	if err := a.status.err(a.cfg.Name, a.cfg.Candidates); err != nil {
+	return a.status.err(a.cfg.Name, a.cfg.Candidates)
+}
+
+// describe returns the current error for logging.
+func (a *API) describe() string {
+	if err := a.err(); err != nil {
 		return err.Error()
 	}
 	return fmt.Sprintf("%s API is available", a.cfg.Name)

@@ -7,12 +7,7 @@ import (
 	"testing"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
-	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
@@ -105,38 +100,6 @@ func TestVersionChoice(t *testing.T) {
 	}
 }
 
-func TestForbiddenListReportsRBACThenSyncsOnceAllowed(t *testing.T) {
-	client := gatewayfake.NewClientset()
-	var forbidden atomic.Bool
-	forbidden.Store(true)
-	// The reactor is added before Run starts: the fake's reactor chain is
-	// not safe to change while it is used.
-	client.PrependReactor("list", "referencegrants", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if !forbidden.Load() {
-			return false, nil, nil
-		}
-		return true, nil, apierrors.NewForbidden(
-			schema.GroupResource{Group: gatewayv1.GroupName, Resource: "referencegrants"}, "",
-			errors.New(`User "system:serviceaccount:kube-system:csi-provisioner" cannot list resource "referencegrants"`))
-	})
-	synced := &syncCounter{}
-	api := newAPI(newDiscovery(v1Grants), client, synced)
-	start(t, api)
-
-	waitUntil(t, "the forbidden list is reported", func() bool {
-		_, _, err := api.Informer()
-		return errors.Is(err, ErrForbidden)
-	})
-	_, _, err := api.Informer()
-	if want := "grant get, list and watch on referencegrants.gateway.networking.k8s.io"; !strings.Contains(err.Error(), want) {
-		t.Errorf("Informer() error = %q, want it to contain %q", err, want)
-	}
-
-	forbidden.Store(false)
-	waitUntil(t, "the API is available once RBAC allows the list", func() bool { return available(api) })
-	waitUntil(t, "OnSynced is called", func() bool { return synced.calls.Load() == 1 })
-}
-
 func TestPrepareRunsBeforeTheInformerAndItsFailureIsReported(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -186,42 +149,4 @@ func TestPrepareRunsBeforeTheInformerAndItsFailureIsReported(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestLostWatchStopsServingTheCache: once synced, a cache whose watch ends
-// and whose relist is refused (RBAC withdrawn, version no longer served)
-// must not keep answering from its last copy: the owner may have deleted
-// what it still shows. It is usable again after a complete list.
-func TestLostWatchStopsServingTheCache(t *testing.T) {
-	client := gatewayfake.NewClientset()
-	var forbidden atomic.Bool
-	client.PrependReactor("list", "referencegrants", func(clienttesting.Action) (bool, runtime.Object, error) {
-		if !forbidden.Load() {
-			return false, nil, nil
-		}
-		return true, nil, apierrors.NewForbidden(schema.GroupResource{Group: gatewayv1.GroupName, Resource: "referencegrants"}, "",
-			errors.New(`User "system:serviceaccount:kube-system:csi-provisioner" cannot list resource "referencegrants"`))
-	})
-	watches := make(chan *watch.FakeWatcher, 10)
-	client.PrependWatchReactor("referencegrants", func(clienttesting.Action) (bool, watch.Interface, error) {
-		w := watch.NewFake()
-		watches <- w
-		return true, w, nil
-	})
-	synced := &syncCounter{}
-	api := newAPI(newDiscovery(v1Grants), client, synced)
-	start(t, api)
-	waitUntil(t, "the API is available", func() bool { return available(api) })
-
-	forbidden.Store(true)
-	(<-watches).Error(&apierrors.NewForbidden(schema.GroupResource{Group: gatewayv1.GroupName, Resource: "referencegrants"}, "",
-		errors.New("RBAC: access denied")).ErrStatus)
-	waitUntil(t, "the cache refuses to answer", func() bool {
-		_, _, err := api.Informer()
-		return errors.Is(err, ErrForbidden)
-	})
-
-	forbidden.Store(false)
-	waitUntil(t, "the cache is usable after a successful list", func() bool { return available(api) })
-	waitUntil(t, "OnSynced announces it again", func() bool { return synced.calls.Load() == 2 })
 }

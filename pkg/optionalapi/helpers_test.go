@@ -2,6 +2,7 @@ package optionalapi
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
@@ -9,6 +10,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -74,10 +78,12 @@ func grantCandidates(client gatewayclientset.Interface) []Candidate {
 	}
 }
 
-// start runs api until the test ends and waits for Run to return.
-func start(t *testing.T, api *API) {
+// start runs api until the test ends and waits for Run to return. It
+// returns what Run logs.
+func start(t *testing.T, api *API) ktesting.Buffer {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -87,4 +93,69 @@ func start(t *testing.T, api *API) {
 		cancel()
 		<-done
 	})
+	return logger.GetSink().(ktesting.Underlier).GetBuffer()
+}
+
+// manualClock times Run's waits between checks of a refused API: the test
+// receives each wait Run starts (nextWait) and ends it when it chooses
+// (fire), which moves the clock forward by the wait's duration.
+type manualClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	waits chan *manualTimer
+}
+
+func newManualClock() *manualClock {
+	return &manualClock{now: time.Unix(0, 0), waits: make(chan *manualTimer, 100)}
+}
+
+func (c *manualClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// advance moves the clock forward without ending any wait.
+func (c *manualClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func (c *manualClock) NewTimer(d time.Duration) clock.Timer {
+	w := &manualTimer{clock: c, d: d, c: make(chan time.Time, 1)}
+	c.waits <- w
+	return w
+}
+
+// nextWait returns the next wait Run starts, once it has started it: what
+// Run did before it (a check of the permission) is over.
+func (c *manualClock) nextWait(t *testing.T) *manualTimer {
+	t.Helper()
+	select {
+	case w := <-c.waits:
+		return w
+	case <-time.After(eventually):
+		t.Fatal("Run never started waiting")
+		return nil
+	}
+}
+
+// manualTimer is one wait of Run.
+type manualTimer struct {
+	clock *manualClock
+	d     time.Duration
+	c     chan time.Time
+}
+
+func (w *manualTimer) C() <-chan time.Time { return w.c }
+
+func (w *manualTimer) Stop() bool { return true }
+
+func (w *manualTimer) Reset(time.Duration) bool { panic("Run does not reset its timers") }
+
+// fire ends the wait.
+func (w *manualTimer) fire() {
+	w.clock.advance(w.d)
+	w.c <- w.clock.Now()
 }

@@ -3,7 +3,9 @@ package optionalapi
 import (
 	"context"
 	"maps"
+	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
@@ -16,11 +18,15 @@ import (
 // whether the API can be used yet. Run returns when ctx is done, or early if
 // Config.Prepare fails. Call it once.
 //
-// When a synced informer is refused a list or watch (see revokes), Run
-// replaces it with a new one, whose cache starts empty and counts as synced
-// only once its first list has been applied: the old cache may hold objects
-// deleted meanwhile, and a relist into it would be applied a little after
-// the list returns, too late to tell when it can be trusted again.
+// When the API server refuses the informer's list or watch, Run stops it
+// and checks the permission again with a growing interval (see
+// waitUntilAllowed), so a missing RBAC verb costs a cheap request every few
+// minutes rather than a LIST of every object over and over. When a synced
+// informer's version is no longer served, Run replaces it at once. Either
+// way the new informer's cache starts empty and counts as synced only once
+// its first list has been applied: the old cache may hold objects deleted
+// meanwhile, and a relist into it would be applied a little after the list
+// returns, too late to tell when it can be trusted again.
 func (a *API) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("api", a.cfg.Name)
 	ctx = klog.NewContext(ctx, logger)
@@ -33,9 +39,10 @@ func (a *API) Run(ctx context.Context) {
 	logger = logger.WithValues("resource", c.String())
 	ctx = klog.NewContext(ctx, logger)
 
+	retry := a.newRetryBackoff()
 	for {
-		revoked := make(chan struct{}, 1)
-		inf, err := a.build(c, revoked)
+		run := &informerRun{end: make(chan ending, 1)}
+		inf, err := a.build(c, run)
 		if err != nil {
 			a.update(func(s *status) { s.chosen, s.prepareErr = chosen, err })
 			logger.Error(err, "Cannot start the informer of an optional API")
@@ -44,16 +51,57 @@ func (a *API) Run(ctx context.Context) {
 		a.mu.Lock()
 		a.status.chosen, a.informer = chosen, inf
 		a.mu.Unlock()
-		if !a.runInformer(ctx, inf, c, revoked) {
+		switch a.runInformer(ctx, inf, c, run) {
+		case stopped:
+			return
+		case unserved:
+			logger.Info("Replacing the informer of an optional API: the API server no longer serves it", "reason", a.describe())
+			continue
+		}
+		// A refusal after a long healthy run starts a new series of
+		// checks; one soon after the last resumption continues the series.
+		if !run.syncedAt.IsZero() && a.cfg.Clock.Now().Sub(run.syncedAt) >= a.cfg.RetryRefusedMax {
+			retry = a.newRetryBackoff()
+		}
+		if !a.waitUntilAllowed(ctx, c, retry) {
 			return
 		}
-		logger.Info("Replacing the informer of an optional API: the API server refused it after it synced", "reason", a.describe())
 	}
 }
 
-// runInformer runs inf until ctx is done (false) or the API server refuses
-// it after it synced (true).
-func (a *API) runInformer(ctx context.Context, inf cache.SharedIndexInformer, c Candidate, revoked <-chan struct{}) bool {
+// ending is why runInformer returned.
+type ending int
+
+const (
+	// stopped: ctx is done.
+	stopped ending = iota
+	// refused: the API server refused a list or watch.
+	refused
+	// unserved: the synced informer's version is no longer served.
+	unserved
+)
+
+// informerRun is one informer's life. end receives why it must stop;
+// refused (under API.mu) keeps a refusal that came before the informer
+// synced from being overwritten by that sync; syncedAt is when it synced
+// (zero if never), for runInformer's caller.
+type informerRun struct {
+	end      chan ending
+	refused  bool
+	syncedAt time.Time
+}
+
+// stop records why the informer must stop, once.
+func (r *informerRun) stop(why ending) {
+	select {
+	case r.end <- why:
+	default:
+	}
+}
+
+// runInformer runs inf until ctx is done or the informer must stop, and
+// returns why.
+func (a *API) runInformer(ctx context.Context, inf cache.SharedIndexInformer, c Candidate, run *informerRun) ending {
 	logger := klog.FromContext(ctx)
 	informerCtx, stop := context.WithCancel(ctx)
 	informerDone := make(chan struct{})
@@ -69,19 +117,30 @@ func (a *API) runInformer(ctx context.Context, inf cache.SharedIndexInformer, c 
 	logger.Info("Starting the informer of an optional API")
 	select {
 	case <-ctx.Done():
-		return false
+		return stopped
+	case why := <-run.end:
+		return why
 	case <-inf.HasSyncedChecker().Done():
 	}
-	a.update(func(s *status) { s.synced, s.listErr = true, nil })
-	logger.Info("Informer of an optional API synced")
-	if a.cfg.OnSynced != nil {
-		a.cfg.OnSynced(c)
+	synced, now := false, a.cfg.Clock.Now()
+	a.update(func(s *status) {
+		if !run.refused {
+			s.synced, s.listErr, s.refused = true, nil, nil
+			synced = true
+		}
+	})
+	if synced {
+		run.syncedAt = now
+		logger.Info("Informer of an optional API synced")
+		if a.cfg.OnSynced != nil {
+			a.cfg.OnSynced(c)
+		}
 	}
 	select {
 	case <-ctx.Done():
-		return false
-	case <-revoked:
-		return true
+		return stopped
+	case why := <-run.end:
+		return why
 	}
 }
 
@@ -113,9 +172,10 @@ func (a *API) waitUntilServed(ctx context.Context) (chosen int, ok bool) {
 }
 
 // build creates the candidate's informer, lets Config.Prepare configure it
-// and installs the handler that records list and watch errors. An error that
-// revokes a synced cache marks it unusable and signals revoked.
-func (a *API) build(c Candidate, revoked chan<- struct{}) (cache.SharedIndexInformer, error) {
+// and installs the handler that records list and watch errors. A refusal,
+// or a synced version no longer served, marks the cache unusable and tells
+// run why the informer must stop.
+func (a *API) build(c Candidate, run *informerRun) (cache.SharedIndexInformer, error) {
 	lw := &listWatch{ListWatch: c.ListWatch()}
 	indexers := cache.Indexers{} // not nil: Prepare may add more
 	maps.Copy(indexers, a.cfg.Indexers)
@@ -128,30 +188,27 @@ func (a *API) build(c Candidate, revoked chan<- struct{}) (cache.SharedIndexInfo
 		}
 	}
 	err := inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, r *cache.Reflector, err error) {
+		// lw marks the refusals of its list and watch calls with their
+		// verb. (An error event of an open watch does not come here: the
+		// reflector relists after it, and lw marks that list's refusal.)
+		refusedBy := asRefusal(verbWatch, err)
 		a.update(func(s *status) {
 			s.listErr = err
-			if s.synced && revokes(err) {
+			switch {
+			case refusedBy != nil:
+				s.synced, s.refused, run.refused = false, refusedBy, true
+				run.stop(refused)
+			case s.synced && apierrors.IsNotFound(err):
 				s.synced = false
-				select {
-				case revoked <- struct{}{}:
-				default:
-				}
+				run.stop(unserved)
 			}
 		})
-		cache.DefaultWatchErrorHandler(ctx, r, err)
+		if refusedBy == nil {
+			cache.DefaultWatchErrorHandler(ctx, r, err)
+		} // else waitUntilAllowed logs it, once
 	})
 	if err != nil {
 		return nil, err
 	}
 	return inf, nil
 }
-
-// listWatch is the candidate's ListWatch. It opts out of client-go's
-// watch-list streaming, which clients without it (such as the fake
-// clientsets of tests) would wait on forever.
-type listWatch struct {
-	*cache.ListWatch
-}
-
-// IsWatchListSemanticsUnSupported tells client-go's reflector to list.
-func (lw *listWatch) IsWatchListSemanticsUnSupported() bool { return true }

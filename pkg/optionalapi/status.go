@@ -14,8 +14,9 @@ var (
 	// ErrNotServed means no candidate version is served by the API server,
 	// usually because its CRD is not installed.
 	ErrNotServed = errors.New("not served by the API server")
-	// ErrForbidden means the API server refused to list the resource,
-	// usually because an RBAC rule is missing.
+	// ErrForbidden means the API server refused to list or watch the
+	// resource, usually because an RBAC rule is missing, or refused the
+	// sidecar's credentials.
 	ErrForbidden = errors.New("forbidden")
 	// ErrNotSynced means the informer has not finished its first list yet.
 	ErrNotSynced = errors.New("cache not synced yet")
@@ -36,8 +37,12 @@ type status struct {
 	// listErr is the last error the informer's reflector reported, until
 	// the informer syncs.
 	listErr error
+	// refused is the last list or watch the API server refused, kept until
+	// an informer has synced again.
+	refused *refusal
 	// synced is true once the informer has synced, and false again once the
-	// API server refuses it (see revokes) until its replacement has synced.
+	// API server refuses it or no longer serves it, until its replacement
+	// has synced.
 	synced bool
 }
 
@@ -62,12 +67,8 @@ func (s status) err(name string, candidates []Candidate) error {
 	switch {
 	case s.prepareErr != nil:
 		return fmt.Errorf("%s API (%s): cannot prepare its informer: %w", name, c, s.prepareErr)
-	case apierrors.IsForbidden(s.listErr):
-		return fmt.Errorf("cannot list %s: %w: grant get, list and watch on %s to this sidecar's ServiceAccount (%w)",
-			c, ErrForbidden, c.groupResource(), s.listErr)
-	case apierrors.IsUnauthorized(s.listErr):
-		return fmt.Errorf("cannot list %s: %w: the API server does not accept this sidecar's credentials (%w)",
-			c, ErrForbidden, s.listErr)
+	case s.refused != nil:
+		return s.refused.explain(c)
 	case apierrors.IsNotFound(s.listErr):
 		// The CRD was removed after discovery found it.
 		return notServed(name, c.String())
@@ -76,14 +77,6 @@ func (s status) err(name string, candidates []Candidate) error {
 	default:
 		return fmt.Errorf("%s API (%s): %w", name, c, ErrNotSynced)
 	}
-}
-
-// revokes reports whether a list or watch error means the API server no
-// longer lets the sidecar see the resource, so that a synced cache can no
-// longer follow changes: a permission withdrawn, credentials refused, or the
-// version no longer served.
-func revokes(err error) bool {
-	return apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) || apierrors.IsNotFound(err)
 }
 
 // notServed is the message for an API whose CRD is missing.

@@ -13,6 +13,8 @@ func TestStatusErr(t *testing.T) {
 	candidates := grantCandidates(nil)
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "referencegrants"}, "",
 		errors.New(`User "system:serviceaccount:kube-system:csi-provisioner" cannot list resource "referencegrants"`))
+	forbiddenWatch := apierrors.NewForbidden(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "referencegrants"}, "",
+		errors.New(`User "system:serviceaccount:kube-system:csi-provisioner" cannot watch resource "referencegrants"`))
 	notFound := apierrors.NewNotFound(schema.GroupResource{Group: "gateway.networking.k8s.io", Resource: "referencegrants"}, "")
 
 	tests := []struct {
@@ -46,9 +48,21 @@ func TestStatusErr(t *testing.T) {
 		},
 		{
 			name:   "a forbidden list says which RBAC rule is missing",
-			status: status{chosen: 0, discovered: true, listErr: forbidden},
+			status: status{chosen: 0, discovered: true, listErr: forbidden, refused: &refusal{verb: verbList, err: forbidden}},
 			is:     ErrForbidden,
 			want:   `cannot list gateway.networking.k8s.io/v1/referencegrants: forbidden: grant get, list and watch on referencegrants.gateway.networking.k8s.io to this sidecar's ServiceAccount (referencegrants.gateway.networking.k8s.io is forbidden: User "system:serviceaccount:kube-system:csi-provisioner" cannot list resource "referencegrants")`,
+		},
+		{
+			name:   "a forbidden watch after an allowed list asks for watch only",
+			status: status{chosen: 0, discovered: true, refused: &refusal{verb: verbWatch, err: forbiddenWatch}},
+			is:     ErrForbidden,
+			want:   `cannot watch gateway.networking.k8s.io/v1/referencegrants: forbidden: grant watch on referencegrants.gateway.networking.k8s.io to this sidecar's ServiceAccount (referencegrants.gateway.networking.k8s.io is forbidden: User "system:serviceaccount:kube-system:csi-provisioner" cannot watch resource "referencegrants")`,
+		},
+		{
+			name:   "a refusal outlives the informer that synced after it was recorded",
+			status: status{chosen: 0, discovered: true, listErr: errors.New("i/o timeout"), refused: &refusal{verb: verbWatch, err: forbiddenWatch}},
+			is:     ErrForbidden,
+			want:   `cannot watch gateway.networking.k8s.io/v1/referencegrants: forbidden: grant watch on referencegrants.gateway.networking.k8s.io to this sidecar's ServiceAccount (referencegrants.gateway.networking.k8s.io is forbidden: User "system:serviceaccount:kube-system:csi-provisioner" cannot watch resource "referencegrants")`,
 		},
 		{
 			name:   "a list that finds no resource means the CRD was removed",
@@ -73,7 +87,7 @@ func TestStatusErr(t *testing.T) {
 		},
 		{
 			name:   "refused credentials are reported as such",
-			status: status{chosen: 0, discovered: true, listErr: apierrors.NewUnauthorized("token expired")},
+			status: status{chosen: 0, discovered: true, refused: &refusal{verb: verbList, err: apierrors.NewUnauthorized("token expired")}},
 			is:     ErrForbidden,
 			want:   "cannot list gateway.networking.k8s.io/v1/referencegrants: forbidden: the API server does not accept this sidecar's credentials (token expired)",
 		},

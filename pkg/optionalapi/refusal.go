@@ -1,0 +1,192 @@
+package optionalapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync/atomic"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+)
+
+// When the API server refuses an informer's list or watch (RBAC forbids the
+// verb, or the credentials are refused), retrying it in a loop would cost a
+// LIST of every object each time the list is allowed and the watch is not:
+// the upstream csi-provisioner's RBAC grants get and list on
+// VolumeSnapshotContents, not watch, because upstream GETs each content.
+// So a refused informer is stopped, and Run asks the API server again with
+// a cheap probe (a list of one object and a watch closed at once), first
+// after Config.RetryRefused, then twice as long each time up to
+// Config.RetryRefusedMax, and starts a new informer only once the probe is
+// allowed. Meanwhile Informer reports ErrForbidden, and callers that may
+// GET read objects directly.
+
+// Verbs of the requests an informer makes, as RBAC names them.
+const (
+	verbList  = "list"
+	verbWatch = "watch"
+)
+
+// refusal is a list or watch the API server refused: forbidden (an RBAC
+// rule is missing) or unauthorized (the credentials are not accepted).
+type refusal struct {
+	verb string
+	err  error
+}
+
+func (r *refusal) Error() string { return fmt.Sprintf("%s refused: %v", r.verb, r.err) }
+
+func (r *refusal) Unwrap() error { return r.err }
+
+// asRefusal returns err as a refusal of verb when the API server refused the
+// request, and nil for any other error. An error that already wraps a
+// refusal keeps that refusal's verb.
+func asRefusal(verb string, err error) *refusal {
+	var r *refusal
+	if errors.As(err, &r) {
+		return r
+	}
+	if apierrors.IsForbidden(err) || apierrors.IsUnauthorized(err) {
+		return &refusal{verb: verb, err: err}
+	}
+	return nil
+}
+
+// explain says what is missing for candidate c, in the words Informer
+// returns. A refused watch (list allowed) needs only watch; a refused list
+// needs what the informer and direct reads use.
+func (r *refusal) explain(c Candidate) error {
+	if apierrors.IsUnauthorized(r.err) {
+		return fmt.Errorf("cannot %s %s: %w: the API server does not accept this sidecar's credentials (%w)",
+			r.verb, c, ErrForbidden, r.err)
+	}
+	verbs := "get, list and watch"
+	if r.verb == verbWatch {
+		verbs = verbWatch
+	}
+	return fmt.Errorf("cannot %s %s: %w: grant %s on %s to this sidecar's ServiceAccount (%w)",
+		r.verb, c, ErrForbidden, verbs, c.groupResource(), r.err)
+}
+
+// listWatch is the candidate's ListWatch as an informer uses it. It opts out
+// of client-go's watch-list streaming, which clients without it (such as
+// the fake clientsets of tests) would wait on forever, and it marks the
+// API server's refusals with their verb. After the first refusal it sends
+// nothing more: Run stops the informer, and the reflector must not relist
+// in the meantime.
+type listWatch struct {
+	*cache.ListWatch
+	refused atomic.Pointer[refusal]
+}
+
+// IsWatchListSemanticsUnSupported tells client-go's reflector to list.
+func (lw *listWatch) IsWatchListSemanticsUnSupported() bool { return true }
+
+// ListWithContext lists unless a request was refused before.
+func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+	if r := lw.refused.Load(); r != nil {
+		return nil, r
+	}
+	obj, err := lw.ListWatch.ListWithContext(ctx, opts)
+	return obj, lw.check(verbList, err)
+}
+
+// WatchWithContext watches unless a request was refused before.
+func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+	if r := lw.refused.Load(); r != nil {
+		return nil, r
+	}
+	w, err := lw.ListWatch.WatchWithContext(ctx, opts)
+	return w, lw.check(verbWatch, err)
+}
+
+// check records and returns err as a refusal when it is one, and returns
+// it unchanged otherwise.
+func (lw *listWatch) check(verb string, err error) error {
+	r := asRefusal(verb, err)
+	if r == nil {
+		return err
+	}
+	lw.refused.CompareAndSwap(nil, r)
+	return r
+}
+
+// probe asks the API server whether an informer of lw would be allowed now,
+// as cheaply as it can: a list of at most one object, then a watch from
+// that list's resourceVersion, stopped at once. It returns the refusal, or
+// nil when both were allowed or failed otherwise (the informer's reflector
+// handles other errors).
+func probe(ctx context.Context, lw *cache.ListWatch) *refusal {
+	list, err := lw.ListWithContext(ctx, metav1.ListOptions{Limit: 1})
+	if err != nil {
+		return asRefusal(verbList, err)
+	}
+	opts := metav1.ListOptions{TimeoutSeconds: ptr.To[int64](1)}
+	if m, err := meta.ListAccessor(list); err == nil {
+		opts.ResourceVersion = m.GetResourceVersion()
+	}
+	w, err := lw.WatchWithContext(ctx, opts)
+	if err != nil {
+		return asRefusal(verbWatch, err)
+	}
+	w.Stop()
+	return nil
+}
+
+// newRetryBackoff returns the waits between checks of a refused API:
+// Config.RetryRefused, doubled each time, at most Config.RetryRefusedMax.
+func (a *API) newRetryBackoff() *wait.Backoff {
+	return &wait.Backoff{Duration: a.cfg.RetryRefused, Factor: 2, Steps: math.MaxInt32, Cap: a.cfg.RetryRefusedMax}
+}
+
+// waitUntilAllowed waits, with retry's backoff, until a probe finds the
+// candidate's list and watch allowed; it returns false if ctx ends first.
+// The refusal is logged once, as an error that names the missing
+// permission, and the checks that find it still refused at V(2).
+func (a *API) waitUntilAllowed(ctx context.Context, c Candidate, retry *wait.Backoff) bool {
+	logger := klog.FromContext(ctx)
+	delay := retry.Step()
+	keys := []any{"retryIn", delay}
+	if a.cfg.WhileRefused != "" {
+		keys = append(keys, "meanwhile", a.cfg.WhileRefused)
+	}
+	logger.Error(a.err(), "The API server refuses the informer of an optional API; it is stopped, and the permission is checked again with a growing interval", keys...)
+	if a.cfg.OnRefused != nil {
+		a.cfg.OnRefused(c)
+	}
+	for {
+		if !a.sleep(ctx, delay) {
+			return false
+		}
+		r := probe(ctx, c.ListWatch())
+		if r == nil {
+			logger.Info("The API server allows the informer of an optional API again; starting it")
+			return true
+		}
+		a.update(func(s *status) { s.refused = r })
+		delay = retry.Step()
+		logger.V(2).Info("The API server still refuses the informer of an optional API", "reason", a.describe(), "retryIn", delay)
+	}
+}
+
+// sleep waits d on the configured clock; false if ctx ended first.
+func (a *API) sleep(ctx context.Context, d time.Duration) bool {
+	t := a.cfg.Clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C():
+		return true
+	}
+}
