@@ -1,17 +1,29 @@
 // Package snapshotcache keeps VolumeSnapshots and VolumeSnapshotContents in
 // informer caches that start whenever the snapshot CRDs are served, so the
 // sidecar starts and provisions everything else on clusters without them.
+//
+// The upstream csi-provisioner's RBAC grants get and list on
+// VolumeSnapshotContents but not watch, because upstream GETs the content
+// of every restore. With that RBAC unchanged the content informer is
+// refused its watch, stopped, and checked again at growing intervals (see
+// package optionalapi); meanwhile GetContent reads each content with a GET,
+// as upstream does. The same holds for VolumeSnapshots when their list or
+// watch is refused.
 package snapshotcache
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 
@@ -19,40 +31,63 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
 )
 
+// directReadTimeout bounds a GET made while an informer is refused, so that
+// a stuck API server call does not hold a provisioning worker forever.
+const directReadTimeout = 30 * time.Second
+
 // Config holds what the caches need.
 type Config struct {
-	// Client lists and watches the snapshot API.
+	// Client lists and watches the snapshot API, and reads single objects
+	// while an informer is refused.
 	Client snapclientset.Interface
 	// Discovery tells whether the snapshot CRDs are served.
 	Discovery discovery.DiscoveryInterface
-	// ResyncPeriod of the informers; PollInterval of discovery while absent.
+	// ResyncPeriod of the informers; PollInterval of discovery while absent,
+	// and the first wait before a refused informer is checked again.
 	ResyncPeriod, PollInterval time.Duration
-	// OnSynced, if set, is called once both caches have synced, and again
-	// whenever they can be read after a lost watch, so claims refused while
-	// they could not be read can be re-queued.
+	// OnSynced, if set, is called once both caches can be read, and again
+	// whenever one can be read after a lost watch, or with a GET each after
+	// the API server refused its informer, so claims refused while they
+	// could not be read can be re-queued.
+	//
+	// While an informer is refused, nothing reports the changes of its
+	// objects: a claim that waits for a snapshot or content to change
+	// (e.g. to become ready) is not re-queued by the change but retried by
+	// the controller library's rate-limited backoff (up to
+	// --retry-interval-max), as with the upstream csi-provisioner.
 	OnSynced func()
 }
 
-// Cache reads snapshots and contents from the informer caches.
+// Cache reads snapshots and contents from the informer caches, or with a
+// GET each while the API server refuses an informer.
 type Cache struct {
+	client                            snapclientset.Interface
 	snapshots, contents               *optionalapi.API
 	snapshotHandlers, contentHandlers []cache.ResourceEventHandler
 	syncedCount                       atomic.Int32
+	// runCtx is Run's context, from which the direct reads derive theirs:
+	// GetSnapshot and GetContent have none (claimsource.SnapshotReader).
+	runCtx atomic.Pointer[context.Context]
 }
 
 // synced calls onSynced when both caches can be read: when the second has
-// synced, and when either becomes usable again after a lost watch.
+// synced or been refused (then read with GETs), and when either becomes
+// usable again.
 func (c *Cache) synced(onSynced func()) {
 	if c.syncedCount.Add(1) < 2 || onSynced == nil {
 		return
 	}
-	if _, _, err := c.snapshots.Informer(); err != nil {
-		return
-	}
-	if _, _, err := c.contents.Informer(); err != nil {
+	if !readable(c.snapshots) || !readable(c.contents) {
 		return
 	}
 	onSynced()
+}
+
+// readable reports whether api's objects can be read: from its cache, or
+// with a GET while its informer is refused.
+func readable(api *optionalapi.API) bool {
+	_, _, err := api.Informer()
+	return err == nil || errors.Is(err, optionalapi.ErrForbidden)
 }
 
 // AddSnapshotHandler adds h to the snapshot informer. Call before Run.
@@ -68,7 +103,7 @@ func (c *Cache) AddContentHandler(h cache.ResourceEventHandler) {
 // New returns a Cache; nothing is watched until Run.
 func New(cfg Config) *Cache {
 	gv := snapv1.SchemeGroupVersion
-	c := &Cache{}
+	c := &Cache{client: cfg.Client}
 	prepare := func(trim cache.TransformFunc, handlers *[]cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
 		return func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
 			if err := inf.SetTransform(trim); err != nil {
@@ -82,6 +117,7 @@ func New(cfg Config) *Cache {
 			return nil
 		}
 	}
+	synced := func(optionalapi.Candidate) { c.synced(cfg.OnSynced) }
 	c.snapshots = optionalapi.New(optionalapi.Config{
 		Name: "VolumeSnapshot", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval, ResyncPeriod: cfg.ResyncPeriod,
 		Candidates: []optionalapi.Candidate{{GroupVersion: gv, Resource: "volumesnapshots", Object: &snapv1.VolumeSnapshot{},
@@ -90,7 +126,9 @@ func New(cfg Config) *Cache {
 				return optionalapi.NewListWatch(snapshots.List, snapshots.Watch)
 			}}},
 		Prepare:  prepare(cachetrim.Snapshot, &c.snapshotHandlers),
-		OnSynced: func(optionalapi.Candidate) { c.synced(cfg.OnSynced) },
+		OnSynced: synced, OnRefused: synced,
+		WhileRefused: "each restore reads its VolumeSnapshot with a GET; a claim waiting for a snapshot is " +
+			"retried with the provisioning backoff instead of re-queued when the snapshot changes",
 	})
 	c.contents = optionalapi.New(optionalapi.Config{
 		Name: "VolumeSnapshotContent", Discovery: cfg.Discovery, PollInterval: cfg.PollInterval, ResyncPeriod: cfg.ResyncPeriod,
@@ -100,13 +138,16 @@ func New(cfg Config) *Cache {
 				return optionalapi.NewListWatch(contents.List, contents.Watch)
 			}}},
 		Prepare:  prepare(cachetrim.Content, &c.contentHandlers),
-		OnSynced: func(optionalapi.Candidate) { c.synced(cfg.OnSynced) },
+		OnSynced: synced, OnRefused: synced,
+		WhileRefused: "each restore reads its VolumeSnapshotContent with a GET, as the upstream csi-provisioner does; " +
+			"a claim waiting for a content is retried with the provisioning backoff instead of re-queued when the content changes",
 	})
 	return c
 }
 
 // Run runs both caches until ctx is done. It never waits for them to sync.
 func (c *Cache) Run(ctx context.Context) {
+	c.runCtx.Store(&ctx)
 	var wg sync.WaitGroup
 	for _, api := range []*optionalapi.API{c.snapshots, c.contents} {
 		wg.Add(1)
@@ -118,33 +159,57 @@ func (c *Cache) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// GetSnapshot returns the cached snapshot, (nil, nil) when it does not
-// exist, or an error saying why the cache cannot be read.
+// GetSnapshot returns the snapshot, (nil, nil) when it does not exist, or an
+// error saying why it cannot be read. It reads the cache, or the API server
+// while the informer is refused (see the package comment).
 func (c *Cache) GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, error) {
-	obj, err := get(c.snapshots, namespace+"/"+name)
+	obj, err := c.read(c.snapshots, namespace+"/"+name, func(ctx context.Context) (runtime.Object, error) {
+		return c.client.SnapshotV1().VolumeSnapshots(namespace).Get(ctx, name, metav1.GetOptions{})
+	}, cachetrim.Snapshot)
 	if obj == nil || err != nil {
 		return nil, err
 	}
 	return obj.(*snapv1.VolumeSnapshot), nil
 }
 
-// GetContent returns the cached content like GetSnapshot.
+// GetContent returns the content like GetSnapshot. With the upstream
+// csi-provisioner's RBAC (no watch on contents) it reads each one with a
+// GET, as upstream does.
 func (c *Cache) GetContent(name string) (*snapv1.VolumeSnapshotContent, error) {
-	obj, err := get(c.contents, name)
+	obj, err := c.read(c.contents, name, func(ctx context.Context) (runtime.Object, error) {
+		return c.client.SnapshotV1().VolumeSnapshotContents().Get(ctx, name, metav1.GetOptions{})
+	}, cachetrim.Content)
 	if obj == nil || err != nil {
 		return nil, err
 	}
 	return obj.(*snapv1.VolumeSnapshotContent), nil
 }
 
-func get(api *optionalapi.API, key string) (any, error) {
+// read returns the object key from api's cache, nil when absent. While the
+// API server refuses api's informer (optionalapi.ErrForbidden), it reads the
+// object with get instead, trimmed as the cache would hold it; when that
+// fails too, the error says both why.
+func (c *Cache) read(api *optionalapi.API, key string, get func(context.Context) (runtime.Object, error), trim cache.TransformFunc) (any, error) {
 	inf, _, err := api.Informer()
-	if err != nil {
+	if err == nil {
+		obj, exists, err := inf.GetIndexer().GetByKey(key)
+		if err != nil || !exists {
+			return nil, err
+		}
+		return obj, nil
+	}
+	runCtx := c.runCtx.Load()
+	if !errors.Is(err, optionalapi.ErrForbidden) || runCtx == nil {
 		return nil, err
 	}
-	obj, exists, err := inf.GetIndexer().GetByKey(key)
-	if err != nil || !exists {
-		return nil, err
+	ctx, cancel := context.WithTimeout(*runCtx, directReadTimeout)
+	defer cancel()
+	obj, getErr := get(ctx)
+	switch {
+	case apierrors.IsNotFound(getErr):
+		return nil, nil
+	case getErr != nil:
+		return nil, fmt.Errorf("%w; reading it with a GET instead failed too: %w", err, getErr)
 	}
-	return obj, nil
+	return trim(obj)
 }
