@@ -15,7 +15,8 @@ import (
 
 const (
 	// CrossNamespaceSourceProvisioning lets a PVC restore a VolumeSnapshot
-	// from another namespace when a ReferenceGrant allows it (KEP-3294).
+	// (KEP-3294) or clone a PVC (as upstream) named in another namespace by
+	// spec.dataSourceRef.namespace, when a ReferenceGrant there allows it.
 	CrossNamespaceSourceProvisioning featuregate.Feature = "CrossNamespaceSourceProvisioning"
 
 	// CrossNamespaceVolumeDataSource is the name the upstream csi-provisioner
