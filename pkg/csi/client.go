@@ -1,5 +1,6 @@
 // Package csi is the sidecar's narrow client for a CSI driver's Identity and
-// Controller services, and the only package that speaks gRPC.
+// Controller services (and NodeGetInfo, for --node-deployment), and the only
+// package that speaks gRPC.
 //
 // It owns the connection, bounds every call by a per-call timeout derived
 // from the caller's context, logs requests only through protosanitizer
@@ -46,6 +47,7 @@ type Client struct {
 	conn       *grpc.ClientConn
 	identity   csi.IdentityClient
 	controller csi.ControllerClient
+	node       csi.NodeClient
 	timeout    time.Duration
 }
 
@@ -75,6 +77,7 @@ func NewClient(conn *grpc.ClientConn, timeout time.Duration) *Client {
 		conn:       conn,
 		identity:   csi.NewIdentityClient(conn),
 		controller: csi.NewControllerClient(conn),
+		node:       csi.NewNodeClient(conn),
 		timeout:    timeout,
 	}
 }
