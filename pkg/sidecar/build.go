@@ -8,6 +8,7 @@ import (
 	"time"
 
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
@@ -50,34 +51,37 @@ type buildConfig struct {
 	// override them.
 	snapshotDiscovery, gatewayDiscovery, linkDiscovery discovery.DiscoveryInterface
 	pollInterval                                       time.Duration
-	driver                                             provisioner.Driver
+	driver                                             csiDriver
 	identity                                           driverIdentity
 	metrics                                            *metrics.Metrics
 	provisionMetrics                                   *libmetrics.Metrics
+	// capacityKube writes CSIStorageCapacity objects (--enable-capacity),
+	// with the --kube-api-capacity-* rate limit; registerer gets the
+	// capacity controller's metrics (none when nil).
+	capacityKube kubernetes.Interface
+	registerer   prometheus.Registerer
 	// kubeDiscovery finds out whether the optional storage.k8s.io/v1 APIs
 	// are served; kube's own when nil.
 	kubeDiscovery discovery.DiscoveryInterface
 }
 
-// informerSet are the core informers the sidecar shares.
+// informerSet are the core informers the sidecar shares. Those of Nodes and
+// CSINodes are added by their users (topologyListers, newCapacity), so that
+// a sidecar of --node-deployment watches none.
 type informerSet struct {
-	factory  informers.SharedInformerFactory
-	claims   cache.SharedIndexInformer
-	volumes  cache.SharedIndexInformer
-	classes  cache.SharedIndexInformer
-	nodes    cache.SharedIndexInformer
-	csiNodes cache.SharedIndexInformer
+	factory informers.SharedInformerFactory
+	claims  cache.SharedIndexInformer
+	volumes cache.SharedIndexInformer
+	classes cache.SharedIndexInformer
 }
 
 func newInformerSet(kube kubernetes.Interface, opts *Options, driver string) *informerSet {
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, opts.ResyncPeriod, informers.WithTransform(cachetrim.Core(driver)))
 	return &informerSet{
-		factory:  factory,
-		claims:   factory.Core().V1().PersistentVolumeClaims().Informer(),
-		volumes:  factory.Core().V1().PersistentVolumes().Informer(),
-		classes:  factory.Storage().V1().StorageClasses().Informer(),
-		nodes:    factory.Core().V1().Nodes().Informer(),
-		csiNodes: factory.Storage().V1().CSINodes().Informer(),
+		factory: factory,
+		claims:  factory.Core().V1().PersistentVolumeClaims().Informer(),
+		volumes: factory.Core().V1().PersistentVolumes().Informer(),
+		classes: factory.Storage().V1().StorageClasses().Informer(),
 	}
 }
 
@@ -163,11 +167,13 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	}
 	recorder := newRecorder(ctx, cfg.events, cfg.identity.name)
 	storage := newStorageCaches(cfg)
+	nodes, csiNodes := topologyListers(cfg, factory)
 	prov := provisioner.New(provisioner.Config{
-		DriverName: cfg.identity.name, Identity: provisioner.Identity(time.Now(), rand.IntN(10000), cfg.identity.name),
+		DriverName:   cfg.identity.name,
+		Identity:     provisionerIdentity(provisioner.Identity(time.Now(), rand.IntN(10000), cfg.identity.name), cfg.identity.node),
 		Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
 		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
-		Nodes: factory.Core().V1().Nodes().Lister(), CSINodes: factory.Storage().V1().CSINodes().Lister(),
+		Nodes: nodes, CSINodes: csiNodes,
 		Classes: factory.Storage().V1().StorageClasses().Lister(), AttributesClasses: storage.attributesClassGetter(), Attachments: storage.attachmentLister(), Policy: policy,
 		Protector: protector, InFlight: attempts, Recorder: recorder, Metrics: cfg.metrics, Options: opts.Volume,
 	})
@@ -185,8 +191,17 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	if _, err := f.volumes.AddEventHandler(protector.VolumeHandler()); err != nil {
 		return nil, nil, err
 	}
+	node, err := newNodeDeployment(cfg, f)
+	if err != nil {
+		return nil, nil, err
+	}
+	capacities, err := newCapacity(ctx, cfg, factory)
+	if err != nil {
+		return nil, nil, err
+	}
 
-	pc := controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name, prov,
+	pc := controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name,
+		withCapacityRefresh(withNodeChecks(prov, node, attempts), capacities),
 		append(libOptions(opts, claims, f, cfg.provisionMetrics), append(upstreamOptions(opts), migrationOption(ctx, cfg.identity.name))...)...)
 	ready := &readiness{}
 	run := func(ctx context.Context) {
@@ -200,6 +215,9 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 			storage.runners()...)
 		if links != nil {
 			runners = append(runners, links.Run, func(ctx context.Context) { linkStatus.Run(ctx, linkStatusWorkers) })
+		}
+		if capacities != nil {
+			runners = append(runners, func(ctx context.Context) { capacities.Run(ctx, opts.Capacity.Threads) })
 		}
 		for _, r := range runners {
 			wg.Add(1)

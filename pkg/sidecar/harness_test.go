@@ -78,6 +78,9 @@ type envConfig struct {
 	workers           int
 	protectionWorkers int
 	beforeStart       []func(*env)
+	// configure change the options and the build configuration last (see
+	// capacity_test.go).
+	configure []func(*env, *Options, *buildConfig)
 }
 
 type envOption func(*envConfig)
@@ -160,10 +163,14 @@ func startEnv(t *testing.T, options ...envOption) *env {
 		t.Fatal(err)
 	}
 	libM := libmetrics.New("controller")
-	run, _, err := build(ctx, buildConfig{opts: opts, kube: e.kube, snapshots: e.snaps, gateway: e.gateway,
+	bc := buildConfig{opts: opts, kube: e.kube, snapshots: e.snaps, gateway: e.gateway,
 		driver: client, identity: identity, metrics: own, provisionMetrics: &libM,
 		snapshotDiscovery: discoverytest.New(snapshotResources), gatewayDiscovery: e.grantAPI,
-		links: e.links, linkDiscovery: e.linkAPI, pollInterval: 50 * time.Millisecond})
+		links: e.links, linkDiscovery: e.linkAPI, pollInterval: 50 * time.Millisecond}
+	for _, f := range cfg.configure {
+		f(e, opts, &bc)
+	}
+	run, _, err := build(ctx, bc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,6 +30,7 @@ import (
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 	"github.com/xns-csi/csi-provisioner/pkg/features"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
+	"github.com/xns-csi/csi-provisioner/pkg/nodedeployment"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 
 	// Register client-go's request metrics (rest_client_requests_total and
@@ -48,7 +49,6 @@ const optionalAPIPollInterval = 5 * time.Second
 // Run runs the sidecar until ctx is done or it fails to start.
 func Run(ctx context.Context, opts *Options) error {
 	logger := klog.FromContext(ctx)
-	logUnimplemented(ctx, opts)
 	config, err := restConfig(ctx, opts)
 	if err != nil {
 		return err
@@ -72,6 +72,9 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	csiMetrics.SetDriverName(identity.name)
 	logger.Info("Connected to CSI driver", "driver", identity.name, "capabilities", fmt.Sprintf("%+v", identity.caps))
+	if identity.node, err = localNode(ctx, opts, driver); err != nil {
+		return err
+	}
 
 	registry := prometheus.NewRegistry()
 	ownMetrics, err := metrics.New(registry)
@@ -98,8 +101,18 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	run, ready, err := build(ctx, buildConfig{opts: opts, rest: config, kube: kube, events: events, driver: driver, identity: identity,
-		metrics: ownMetrics, provisionMetrics: &provisionMetrics})
+	var capacityKube kubernetes.Interface
+	if opts.Capacity.Enabled {
+		// Capacity objects get a client and rate limit of their own, as
+		// upstream: --kube-api-capacity-qps and --kube-api-capacity-burst.
+		capacityConfig := rest.CopyConfig(kubeConfig)
+		capacityConfig.QPS, capacityConfig.Burst = opts.Capacity.KubeAPIQPS, opts.Capacity.KubeAPIBurst
+		if capacityKube, err = kubernetes.NewForConfig(capacityConfig); err != nil {
+			return err
+		}
+	}
+	run, ready, err := build(ctx, buildConfig{opts: opts, rest: config, kube: kube, events: events, capacityKube: capacityKube,
+		driver: driver, identity: identity, metrics: ownMetrics, provisionMetrics: &provisionMetrics, registerer: registry})
 	if err != nil {
 		return err
 	}
@@ -118,14 +131,6 @@ func Run(ctx context.Context, opts *Options) error {
 		if err := serve(ctx, addr, mux); err != nil {
 			return err
 		}
-	}
-	if opts.NodeDeployment.Enabled {
-		// Not implemented (see logUnimplemented): every node runs a
-		// sidecar, so provisioning as a central one would have them all
-		// create every volume, each on its own node. Stay up, serve the
-		// HTTP endpoint, and report not ready.
-		<-ctx.Done()
-		return nil
 	}
 	if !opts.LeaderElection.Enabled {
 		run(ctx)
@@ -220,6 +225,9 @@ func releaseAfterRun(ctx context.Context, run func(context.Context)) (leaderCtx 
 type driverIdentity struct {
 	name string
 	caps csiclient.Capabilities
+	// node is the node this sidecar runs on, as the driver describes it,
+	// with --node-deployment; nil otherwise.
+	node *nodedeployment.Local
 }
 
 // probeDriver waits for the driver and reads its name and capabilities. A
@@ -265,21 +273,6 @@ func restConfig(ctx context.Context, opts *Options) (*rest.Config, error) {
 		config.UserAgent += "/" + host
 	}
 	return config, nil
-}
-
-// logUnimplemented reports, as errors, the upstream features this build
-// accepts on the command line but does not implement yet, so that upstream
-// manifests start and the gap is visible in the log.
-func logUnimplemented(ctx context.Context, opts *Options) {
-	logger := klog.FromContext(ctx)
-	if opts.Capacity.Enabled {
-		logger.Error(nil, "Storage capacity tracking (--enable-capacity) is not implemented in this build yet: no CSIStorageCapacity objects are published. "+
-			"If the CSIDriver object sets storageCapacity: true, the scheduler finds no capacity for late-binding claims of this driver.")
-	}
-	if opts.NodeDeployment.Enabled {
-		logger.Error(nil, "Distributed provisioning (--node-deployment) is not implemented in this build yet: this sidecar provisions nothing and reports not ready.",
-			"node", opts.NodeDeployment.NodeName)
-	}
 }
 
 // newRecorder returns an event recorder for claims.
