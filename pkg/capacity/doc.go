@@ -56,10 +56,8 @@
 //     FixedSegment the segment of NodeGetInfo's accessible topology
 //     (NewSegment), and no Nodes or CSINodes. Otherwise ManagedBy stays
 //     empty (DefaultManagedBy, "external-provisioner").
-//   - CSI: the sidecar's CSI client. pkg/csi has no GetCapacity yet; it
-//     needs GetCapacity(ctx, *csi.GetCapacityRequest)
-//     (*csi.GetCapacityResponse, error), bounded by --timeout like its
-//     other calls.
+//   - CSI: the sidecar's CSI client, whose GetCapacity is bounded by
+//     --timeout like its other calls.
 //   - Registerer: the registry served on --metrics-path. The gauges are
 //     upstream's: csistoragecapacities_desired_goal,
 //     csistoragecapacities_desired_current and csistoragecapacities_obsolete;

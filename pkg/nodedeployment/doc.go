@@ -56,7 +56,7 @@
 // Without --node-deployment, pass a nil *Deployment: every method then
 // allows everything.
 //
-// # Calls (pkg/provisioner)
+// # Calls (pkg/sidecar's nodeChecks, around the provisioner)
 //
 //   - ShouldProvision(ctx, claim): after the claim was found to be this
 //     driver's (never call it for another driver's claim: it could claim it)
@@ -70,11 +70,14 @@
 //   - Delete(ctx, pv): before DeleteVolume, if err := d.CheckDelete(pv);
 //     err != nil, return err (an IgnoredError when the volume is on
 //     another node).
-//   - The capacity check given as Config.Capacity builds the CreateVolume
-//     request the claim would get with this node as the selected node and
-//     calls HasCapacity with its capacity range's required bytes, its
-//     requisite topology, and a GetCapacity of the request's volume
-//     capabilities and parameters per segment.
+//   - The capacity check given as Config.Capacity calls HasCapacity with
+//     the claim's requested bytes, this node's segment as requisite
+//     topology (for a topology-aware driver), and a GetCapacity with the
+//     class's driver parameters per segment. Upstream sends the parameters
+//     and volume capabilities of the whole CreateVolume request the claim
+//     would get on this node; pkg/provisioner does not export that request
+//     yet, so the volume capabilities (and --extra-create-metadata's
+//     parameters) are not sent.
 //
 // # API access
 //
