@@ -89,9 +89,8 @@ type LeaderElectionOptions struct {
 }
 
 // CapacityOptions are upstream's storage-capacity flags (--enable-capacity
-// and the --capacity-* and --kube-api-capacity-* flags). This build accepts
-// and validates them but publishes no CSIStorageCapacity objects yet: Run
-// logs an error when Enabled.
+// and the --capacity-* and --kube-api-capacity-* flags): CSIStorageCapacity
+// objects, see capacity.go and package capacity.
 type CapacityOptions struct {
 	Enabled             bool
 	ForImmediateBinding bool
@@ -110,9 +109,8 @@ type CapacityOptions struct {
 }
 
 // NodeDeploymentOptions are upstream's distributed-provisioning flags
-// (--node-deployment*): one sidecar per node next to a node-local driver.
-// This build accepts and validates them but does not implement the mode
-// yet: see Run.
+// (--node-deployment*): one sidecar per node next to a node-local driver,
+// see nodedeployment.go and package nodedeployment.
 type NodeDeploymentOptions struct {
 	Enabled          bool
 	ImmediateBinding bool

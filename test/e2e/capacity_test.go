@@ -16,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
@@ -87,28 +86,19 @@ func TestE2ECapacity(t *testing.T) {
 	})
 }
 
-// startSidecarWithEnv starts this sidecar for stack s as localenv's
-// StartSidecar does, with environment variables (NAMESPACE, POD_NAME,
-// NODE_NAME), which StartSidecar does not pass. It stops the sidecar when
-// the test ends.
+// startSidecarWithEnv starts this sidecar for stack s with environment
+// variables (NAMESPACE, POD_NAME, NODE_NAME), and stops it when the test
+// ends.
 func startSidecarWithEnv(t *testing.T, s *localenv.Stack, id string, env []string, args ...string) *localenv.Sidecar {
 	t.Helper()
-	port, err := cluster.FreePort()
+	sc, err := world.StartSidecarWithEnv(ctxFor(t), s, id, env, args...)
+	if sc != nil {
+		t.Cleanup(func() { sc.Stop(10 * time.Second) })
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	args = append([]string{"--csi-address=" + s.Socket, "--kubeconfig=" + world.Cluster.Kubeconfig(cluster.Sidecar),
-		"--http-endpoint=" + addr, "--v=4"}, args...)
-	p, err := cluster.StartProcess(s.Name+"-provisioner-"+id, world.SidecarBinary(), args, world.Work, env...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { p.Stop(10 * time.Second) })
-	if err := cluster.WaitHealthy(ctxFor(t), "http://"+addr+"/healthz", "", p); err != nil {
-		t.Fatal(err)
-	}
-	return &localenv.Sidecar{Process: p, HTTPAddr: addr}
+	return sc
 }
 
 // createNode creates a Node labeled with its name under key, and its

@@ -160,7 +160,14 @@ func (e *Env) StartStack(ctx context.Context, name string, driverArgs []string) 
 // ServiceAccount, with the feature gate on and its HTTP endpoint on a free
 // port.
 func (e *Env) StartSidecar(ctx context.Context, s *Stack, id string, extra ...string) (*Sidecar, error) {
-	return e.startSidecar(ctx, s, s.Name+"-provisioner-"+id, e.SidecarBinary(), cluster.Sidecar, "/healthz",
+	return e.StartSidecarWithEnv(ctx, s, id, nil, extra...)
+}
+
+// StartSidecarWithEnv is StartSidecar with environment variables for the
+// sidecar, e.g. the NAMESPACE, POD_NAME and NODE_NAME the downward API
+// gives it in a pod.
+func (e *Env) StartSidecarWithEnv(ctx context.Context, s *Stack, id string, env []string, extra ...string) (*Sidecar, error) {
+	return e.startSidecar(ctx, s, s.Name+"-provisioner-"+id, e.SidecarBinary(), cluster.Sidecar, "/healthz", env,
 		append([]string{"--feature-gates=CrossNamespaceSourceProvisioning=true", "--v=4"}, extra...))
 }
 
@@ -190,11 +197,11 @@ func (e *Env) UpstreamVersion(ctx context.Context) (string, error) {
 // updates VolumeSnapshots where we patch them), and has no /healthz: it
 // counts as started once it serves its metrics.
 func (e *Env) StartUpstreamSidecar(ctx context.Context, s *Stack, id string, extra ...string) (*Sidecar, error) {
-	return e.startSidecar(ctx, s, s.Name+"-upstream-"+id, e.UpstreamBinary(), cluster.Admin, "/metrics",
+	return e.startSidecar(ctx, s, s.Name+"-upstream-"+id, e.UpstreamBinary(), cluster.Admin, "/metrics", nil,
 		append([]string{"--feature-gates=CrossNamespaceVolumeDataSource=true", "--v=2"}, extra...))
 }
 
-func (e *Env) startSidecar(ctx context.Context, s *Stack, name, bin string, user cluster.User, healthPath string, extra []string) (*Sidecar, error) {
+func (e *Env) startSidecar(ctx context.Context, s *Stack, name, bin string, user cluster.User, healthPath string, env, extra []string) (*Sidecar, error) {
 	port, err := cluster.FreePort()
 	if err != nil {
 		return nil, err
@@ -202,7 +209,7 @@ func (e *Env) startSidecar(ctx context.Context, s *Stack, name, bin string, user
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	args := append([]string{"--csi-address=" + s.Socket, "--kubeconfig=" + e.Cluster.Kubeconfig(user),
 		"--http-endpoint=" + addr}, extra...)
-	p, err := cluster.StartProcess(name, bin, args, e.Work)
+	p, err := cluster.StartProcess(name, bin, args, e.Work, env...)
 	if err != nil {
 		return nil, err
 	}
