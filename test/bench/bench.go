@@ -17,8 +17,8 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
@@ -27,13 +27,17 @@ import (
 type bench struct {
 	ctx    context.Context
 	env    *localenv.Env
-	client kubernetes.Interface // a fast client for creating load
-	seen   sync.Map             // PV name -> time the bench saw it
-	// setups names the configurations to run; throughputOnly skips the rest.
+	client kubernetes.Interface    // a fast client for creating load
+	links  linkclientset.Interface // and for VolumeSnapshotLinks
+	seen   sync.Map                // PV name -> time the bench saw it
+	// setups names the configurations to run and restores the kinds of
+	// claim; throughputOnly skips the rest.
 	setups         []string
+	restores       []restore
 	throughputOnly bool
-	upstreamSizes  []int // claim counts of the upstream sidecar's throughput runs
-	runs           int   // numbers the throughput runs' namespaces
+	upstreamSizes  []int       // claim counts of the upstream sidecar's throughput runs
+	counts         claimCounts // claims of the latency and API cost measurements
+	runs           int         // numbers the throughput runs' namespaces
 }
 
 // setup is one sidecar configuration under test, with its own driver.
@@ -48,24 +52,30 @@ type setup struct {
 	srcNS    string // holds the source volume and snapshot "snap"
 }
 
-// newBench returns a bench on env with a fast client for creating load.
+// newBench returns a bench on env with fast clients for creating load.
 func newBench(ctx context.Context, env *localenv.Env) (*bench, error) {
 	config, err := env.Cluster.RESTConfig(cluster.Admin)
 	if err != nil {
 		return nil, err
 	}
 	config.QPS, config.Burst = 2000, 4000
-	client, err := kubernetes.NewForConfig(config)
-	return &bench{ctx: ctx, env: env, client: client}, err
+	b := &bench{ctx: ctx, env: env}
+	if b.client, err = kubernetes.NewForConfig(config); err != nil {
+		return nil, err
+	}
+	b.links, err = linkclientset.NewForConfig(config)
+	return b, err
 }
 
 // all runs every measurement but memory into r.
 func (b *bench) all(r *results, sizes []int) error {
 	var err error
 	b.watchPVs()
+	// This sidecar serves both kinds of cross-namespace claim at once, so
+	// that their rows compare one sidecar on one control plane.
 	known := map[string]setup{
-		"default":  {args: []string{"--v=1"}},
-		"qps200":   {args: []string{"--v=1", "--kube-api-qps=200", "--kube-api-burst=400", "--enable-pprof"}},
+		"default":  {args: []string{"--v=1", "--cross-namespace-snapshot"}},
+		"qps200":   {args: []string{"--v=1", "--cross-namespace-snapshot", "--kube-api-qps=200", "--kube-api-burst=400", "--enable-pprof"}},
 		"upstream": {args: []string{"--v=1"}, upstream: true}, // its defaults: qps 5, burst 10
 	}
 	var setups []*setup
@@ -93,20 +103,17 @@ func (b *bench) all(r *results, sizes []int) error {
 	if !b.throughputOnly {
 		// On a quiet cluster first: throughput runs leave kube-controller-
 		// manager with a backlog of claims to bind for a while.
-		if r.latency, err = b.latency(setups[0], 50); err != nil {
-			return err
-		}
-		if r.grantLatency, err = b.grantLatency(setups[0], 20); err != nil {
-			return err
-		}
-		if r.cost, err = b.apiCost(setups[0], 100); err != nil {
+		if err := b.latencyAndCost(r, setups); err != nil {
 			return err
 		}
 	}
 	for _, s := range setups {
-		for _, cross := range []bool{true, false} {
+		for _, kind := range b.restores {
+			if kind == viaLink && s.upstream {
+				continue // upstream serves no links
+			}
 			for _, n := range s.sizes {
-				row, err := b.throughput(s, cross, n)
+				row, err := b.throughput(s, kind, n)
 				if err != nil {
 					return err
 				}
@@ -148,30 +155,23 @@ func (b *bench) prepare(s *setup) error {
 	return b.snapshot(s.srcNS, "snap", "source", driver)
 }
 
-// throughput creates n claims at once and measures until each has a PV.
-func (b *bench) throughput(s *setup, cross bool, n int) (throughputRow, error) {
-	kind := "plain"
-	if cross {
-		kind = "cross-namespace"
-	}
+// throughput creates n claims of a kind at once and measures until each
+// has a PV.
+func (b *bench) throughput(s *setup, kind restore, n int) (throughputRow, error) {
 	b.runs++
-	ns := fmt.Sprintf("bench-%s-%s-%d-%d", s.name, map[bool]string{true: "x", false: "p"}[cross], n, b.runs)
+	ns := fmt.Sprintf("bench-%s-%s-%d-%d", s.name, kind.short(), n, b.runs)
 	if err := b.namespace(ns); err != nil {
 		return throughputRow{}, err
 	}
-	var source *v1.TypedObjectReference
-	if cross {
-		if err := b.grant(s.srcNS, "allow-"+ns, ns); err != nil {
-			return throughputRow{}, err
-		}
-		source = snapshotRef(s.srcNS, "snap")
+	if err := b.allow(s, kind, ns); err != nil {
+		return throughputRow{}, err
 	}
 	names := make([]string, n)
 	for i := range names {
 		names[i] = fmt.Sprintf("claim-%04d", i)
 	}
 	cpuBefore := b.cpu(s)
-	if s.name == "qps200" && cross && n >= 1000 {
+	if s.name == "qps200" && kind == namespaced && n >= 1000 {
 		// Where the sidecar's CPU goes at the raised limit.
 		go func() {
 			url := "http://" + s.sidecar.HTTPAddr + "/debug/pprof/profile?seconds=8"
@@ -183,7 +183,7 @@ func (b *bench) throughput(s *setup, cross bool, n int) (throughputRow, error) {
 	start := time.Now()
 	created := map[string]time.Time{}
 	var mu sync.Mutex
-	if err := b.createClaimsTimed(ns, s.class, names, source, func(pvName string, at time.Time) {
+	if err := b.createClaimsTimed(ns, s.class, names, kind.source(s.srcNS), func(pvName string, at time.Time) {
 		mu.Lock()
 		created[pvName] = at
 		mu.Unlock()
@@ -201,7 +201,7 @@ func (b *bench) throughput(s *setup, cross bool, n int) (throughputRow, error) {
 		return throughputRow{}, err
 	}
 	cpuAfter := b.cpu(s)
-	row := throughputRow{setup: s.name, kind: kind, n: n, done: done, seconds: elapsed.Seconds(), perSecond: float64(done) / elapsed.Seconds()}
+	row := throughputRow{setup: s.name, kind: string(kind), n: n, done: done, seconds: elapsed.Seconds(), perSecond: float64(done) / elapsed.Seconds()}
 	for i := range cpuProcesses {
 		row.cpu = append(row.cpu, 100*(cpuAfter[i]-cpuBefore[i])/elapsed.Seconds())
 	}
@@ -271,11 +271,6 @@ func (b *bench) watchPVs() {
 	}})
 	factory.Start(b.ctx.Done())
 	factory.WaitForCacheSync(b.ctx.Done())
-}
-
-func snapshotRef(namespace, name string) *v1.TypedObjectReference {
-	group := "snapshot.storage.k8s.io"
-	return &v1.TypedObjectReference{APIGroup: &group, Kind: "VolumeSnapshot", Name: name, Namespace: &namespace}
 }
 
 func (b *bench) createClaims(ns, class string, names []string, source *v1.TypedObjectReference) error {
@@ -351,15 +346,4 @@ func (b *bench) snapshot(ns, name, claim, driver string) error {
 		s, err := b.env.Snaps.SnapshotV1().VolumeSnapshots(ns).Get(ctx, name, metav1.GetOptions{})
 		return err == nil && s.Status != nil && s.Status.ReadyToUse != nil && *s.Status.ReadyToUse, nil
 	})
-}
-
-// grant lets claims of fromNS use every snapshot of ns.
-func (b *bench) grant(ns, name, fromNS string) error {
-	_, err := b.env.Gateway.GatewayV1().ReferenceGrants(ns).Create(b.ctx, &gatewayv1.ReferenceGrant{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: gatewayv1.ReferenceGrantSpec{
-			From: []gatewayv1.ReferenceGrantFrom{{Kind: "PersistentVolumeClaim", Namespace: gatewayv1.Namespace(fromNS)}},
-			To:   []gatewayv1.ReferenceGrantTo{{Group: "snapshot.storage.k8s.io", Kind: "VolumeSnapshot"}},
-		}}, metav1.CreateOptions{})
-	return err
 }

@@ -1,8 +1,10 @@
 // Command bench measures the sidecar on the local control plane and the
 // local CSI driver (package localenv) and prints a table: throughput at the
 // default and at a raised client rate limit, latency, API requests per
-// claim, and memory and CPU with thousands of objects in the cluster. Run it
-// with `make bench`. Nothing here asserts a time: it reports.
+// claim, and memory and CPU with thousands of objects in the cluster. Claims
+// restore across namespaces through spec.dataSourceRef.namespace or through
+// a VolumeSnapshotLink, side by side, or have no data source. Run it with
+// `make bench`. Nothing here asserts a time: it reports.
 package main
 
 import (
@@ -23,18 +25,20 @@ import (
 
 func main() {
 	sizes := flag.String("sizes", "100,500,1000", "claim counts of the throughput runs")
-	objects := flag.Int("objects", 5000, "PVCs, VolumeSnapshots and ReferenceGrants in the cluster for the memory run")
+	objects := flag.Int("objects", 5000, "PVCs, VolumeSnapshots and ReferenceGrants in the cluster for the memory run (0: no memory run)")
 	out := flag.String("out", "", "also write the table to this file")
 	setups := flag.String("setups", "default,qps200,upstream", "sidecar configurations to measure (upstream: the upstream csi-provisioner at its defaults)")
+	claims := flag.String("claims", "cross-namespace,link,plain", "kinds of claim to measure: cross-namespace (spec.dataSourceRef.namespace), link (through a VolumeSnapshotLink), plain (no data source)")
 	upstreamSizes := flag.String("upstream-sizes", "100", "claim counts of the upstream csi-provisioner's throughput runs (it is much slower)")
 	throughputOnly := flag.Bool("throughput-only", false, "skip the latency, API cost and memory measurements")
 	memoryOnly := flag.Bool("memory-only", false, "run only the memory measurement")
 	keep := flag.Bool("keep", false, "keep each local cluster running after its measurements until interrupted")
+	smoke := flag.Bool("smoke", false, "check that the measurements run (make bench-smoke): 2 claims for each, instead of -sizes and the usual counts, and no memory run; the figures mean nothing")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, options{sizes: *sizes, upstreamSizes: *upstreamSizes, objects: *objects, out: *out, setups: *setups,
-		throughputOnly: *throughputOnly, memoryOnly: *memoryOnly, keep: *keep}); err != nil {
+	if err := run(ctx, options{sizes: *sizes, upstreamSizes: *upstreamSizes, objects: *objects, out: *out, setups: *setups, claims: *claims,
+		throughputOnly: *throughputOnly, memoryOnly: *memoryOnly, keep: *keep, smoke: *smoke}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench failed:", err)
 		os.Exit(1)
 	}
@@ -42,10 +46,24 @@ func main() {
 
 // options are the command line.
 type options struct {
-	sizes, upstreamSizes, out, setups string
-	objects                           int
-	throughputOnly, memoryOnly, keep  bool
+	sizes, upstreamSizes, out, setups, claims string
+	objects                                   int
+	throughputOnly, memoryOnly, keep, smoke   bool
 }
+
+// claimCounts are how many claims the latency and API cost measurements
+// create.
+type claimCounts struct {
+	oneAtATime, later, cost int
+}
+
+var (
+	// measureCounts give percentiles and per-claim figures that are stable
+	// from run to run.
+	measureCounts = claimCounts{oneAtATime: 50, later: 20, cost: 100}
+	// smokeCounts only check that each measurement works.
+	smokeCounts = claimCounts{oneAtATime: 2, later: 2, cost: 2}
+)
 
 func run(ctx context.Context, o options) error {
 	sizes, err := parseSizes(o.sizes)
@@ -56,20 +74,28 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("-upstream-sizes: %w", err)
 	}
+	restores, err := parseRestores(strings.Split(o.claims, ","))
+	if err != nil {
+		return fmt.Errorf("-claims: %w", err)
+	}
 	root, err := localenv.RepoRoot()
 	if err != nil {
 		return err
 	}
-	work := filepath.Join(root, ".cache", "bench")
+	work, counts := filepath.Join(root, ".cache", "bench"), measureCounts
+	if o.smoke {
+		work, counts, sizes, o.objects = work+"-smoke", smokeCounts, []int{2}, 0
+	}
 	_ = os.RemoveAll(work)
 	r := &results{}
 	if !o.memoryOnly {
 		err = inCluster(ctx, root, work, o.keep, func(b *bench) error {
-			b.setups, b.throughputOnly, b.upstreamSizes = strings.Split(o.setups, ","), o.throughputOnly, upstreamSizes
+			b.setups, b.restores, b.throughputOnly, b.upstreamSizes = strings.Split(o.setups, ","), restores, o.throughputOnly, upstreamSizes
+			b.counts = counts
 			return b.all(r, sizes)
 		})
 	}
-	if err == nil && !o.throughputOnly {
+	if err == nil && !o.throughputOnly && o.objects > 0 {
 		// On a control plane of its own, so that only its objects are there.
 		err = inCluster(ctx, root, filepath.Join(work, "memory"), o.keep, func(b *bench) (err error) {
 			r.memory, err = b.memory(o.objects)
@@ -93,7 +119,12 @@ func inCluster(ctx context.Context, root, work string, keep bool, measure func(*
 		return err
 	}
 	logf("starting a local cluster (logs in %s)", work)
-	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, Progress: func(s string) { logf("  %s", s) }})
+	// The shared sidecar serves links too: it shares the snapshots'
+	// protection finalizer with the sidecars under test, and without
+	// --cross-namespace-snapshot it would take it off while their link
+	// claims are in progress, which it does not count as uses.
+	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, SidecarArgs: []string{"--cross-namespace-snapshot"},
+		Progress: func(s string) { logf("  %s", s) }})
 	if env != nil {
 		defer env.Stop()
 	}
@@ -101,6 +132,9 @@ func inCluster(ctx context.Context, root, work string, keep bool, measure func(*
 		return err
 	}
 	if err := env.InstallCRDs(ctx, "gateway.networking.k8s.io_referencegrants.yaml"); err != nil {
+		return err
+	}
+	if err := env.InstallProjectCRDs(ctx); err != nil { // VolumeSnapshotLink
 		return err
 	}
 	b, err := newBench(ctx, env)

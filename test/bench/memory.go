@@ -105,7 +105,7 @@ func (b *bench) fillForMemory(objects int) error {
 		for j := range names {
 			names[j] = fmt.Sprintf("claim-%04d", j)
 		}
-		if err := b.createClaims(ns, class, names, snapshotRef("bench-src-default", "snap")); err != nil {
+		if err := b.createClaims(ns, class, names, namespaced.source("bench-src-default")); err != nil {
 			return err
 		}
 		for j := range per {

@@ -29,9 +29,28 @@ func (r throughputRow) String() string {
 }
 
 type costRow struct {
+	setup         string
+	kind          restore
 	claims        int
 	reads, writes float64
 	byMethod      []string
+}
+
+func (r costRow) String() string {
+	n := float64(r.claims)
+	return fmt.Sprintf("| %s | %s | %d | %.2f | %.2f | %s |", r.setup, r.kind, r.claims, r.reads/n, r.writes/n, strings.Join(sortedCopy(r.byMethod), ", "))
+}
+
+// latencyRow is one latency measurement of claims of a kind.
+type latencyRow struct {
+	setup  string
+	what   string
+	kind   restore
+	sorted []time.Duration
+}
+
+func (r latencyRow) String() string {
+	return fmt.Sprintf("| %s | %s | %s | %d | %s | %s | %s |", r.what, r.setup, r.kind, len(r.sorted), pct(r.sorted, 50), pct(r.sorted, 95), pct(r.sorted, 99))
 }
 
 type memoryRow struct {
@@ -46,12 +65,11 @@ func (r memoryRow) String() string {
 
 // results are the figures of one run.
 type results struct {
-	throughput   []throughputRow
-	latency      []time.Duration
-	grantLatency []time.Duration
-	cost         costRow
-	memory       []memoryRow
-	upstream     string // version of the upstream sidecar in the throughput runs
+	throughput []throughputRow
+	latency    []latencyRow
+	cost       []costRow
+	memory     []memoryRow
+	upstream   string // version of the upstream sidecar in the throughput runs
 }
 
 func (r *results) String() string {
@@ -63,13 +81,13 @@ func (r *results) String() string {
 		for _, row := range r.throughput {
 			b.WriteString(row.String() + "\n")
 		}
-		b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400")
+		b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400; both with --cross-namespace-snapshot")
 		if r.upstream != "" {
 			fmt.Fprintf(&b, "; `upstream` = the upstream csi-provisioner %s at its defaults (qps 5, burst 10), each run stopped after %s", r.upstream, upstreamLimit)
 		}
 		b.WriteString(".\n")
 	}
-	if r.latency != nil {
+	if r.latency != nil || r.cost != nil {
 		r.writeLatencyAndCost(&b)
 	}
 	if r.memory != nil {
@@ -84,17 +102,16 @@ func (r *results) String() string {
 }
 
 func (r *results) writeLatencyAndCost(b *strings.Builder) {
-	b.WriteString("\n## Latency\n\n| measurement | claims | p50 | p95 | p99 |\n|---|---|---|---|---|\n")
-	fmt.Fprintf(b, "| PVC created -> PV created (one at a time, default flags) | %d | %s | %s | %s |\n",
-		len(r.latency), pct(r.latency, 50), pct(r.latency, 95), pct(r.latency, 99))
-	fmt.Fprintf(b, "| grant created after the PVC -> PV created | %d | %s | %s | %s |\n",
-		len(r.grantLatency), pct(r.grantLatency, 50), pct(r.grantLatency, 95), pct(r.grantLatency, 99))
-	b.WriteString("\n## API cost per provisioned cross-namespace claim (client-go rest_client_requests_total, default flags)\n\n")
-	if r.cost.claims > 0 {
-		n := float64(r.cost.claims)
-		fmt.Fprintf(b, "| claims | reads/claim | writes/claim | by method (total) |\n|---|---|---|---|\n| %d | %.2f | %.2f | %s |\n",
-			r.cost.claims, r.cost.reads/n, r.cost.writes/n, strings.Join(sortedCopy(r.cost.byMethod), ", "))
+	b.WriteString("\n## Latency\n\n| measurement | sidecar flags | claims | N | p50 | p95 | p99 |\n|---|---|---|---|---|---|---|\n")
+	for _, row := range r.latency {
+		b.WriteString(row.String() + "\n")
 	}
+	b.WriteString("\n## API cost per provisioned claim (client-go rest_client_requests_total)\n\n")
+	b.WriteString("| sidecar flags | claims | N | reads/claim | writes/claim | by method (total) |\n|---|---|---|---|---|---|\n")
+	for _, row := range r.cost {
+		b.WriteString(row.String() + "\n")
+	}
+	b.WriteString("\n`cross-namespace` claims name the snapshot in spec.dataSourceRef.namespace; `link` claims name a VolumeSnapshotLink in their own namespace.\n")
 }
 
 func pct(sorted []time.Duration, p int) string {
