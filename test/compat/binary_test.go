@@ -56,17 +56,6 @@ func TestBinaryStartsWithFixtures(t *testing.T) {
 			if !slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, startLine) }) {
 				t.Errorf("no %q line before %q:\n%s", startLine, connectingLine, strings.Join(lines, "\n"))
 			}
-			// The upstream features this build does not implement are
-			// reported as errors at start, not refused.
-			for flag, msg := range map[string]string{
-				"enable-capacity": "(--enable-capacity) is not implemented",
-				"node-deployment": "(--node-deployment) is not implemented",
-			} {
-				logged := slices.ContainsFunc(lines, func(l string) bool { return strings.Contains(l, msg) })
-				if enabled(f.args, flag) != logged {
-					t.Errorf("--%s on: %v, %q logged: %v", flag, enabled(f.args, flag), msg, logged)
-				}
-			}
 		})
 	}
 }

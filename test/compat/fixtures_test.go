@@ -93,18 +93,3 @@ func readLines(t *testing.T, path string) []string {
 	}
 	return lines
 }
-
-// enabled reports whether the boolean flag --name is on in args (the last
-// occurrence wins).
-func enabled(args []string, name string) bool {
-	on := false
-	for _, arg := range args {
-		switch strings.TrimLeft(arg, "-") {
-		case name, name + "=true":
-			on = true
-		case name + "=false":
-			on = false
-		}
-	}
-	return on
-}
