@@ -1,0 +1,306 @@
+package validator
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
+
+	popv1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
+	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
+	"github.com/xns-csi/csi-provisioner/test/discoverytest"
+)
+
+// eventually bounds every wait; it bounds a failure, never a success.
+const eventually = 10 * time.Second
+
+var (
+	grantResources     = discoverytest.Resources("gateway.networking.k8s.io/v1", "referencegrants")
+	populatorResources = discoverytest.Resources("populator.storage.k8s.io/v1beta1", "volumepopulators")
+	linkResources      = discoverytest.Resources("snapshot.storage.k8s.io/v1alpha1", "volumesnapshotlinks")
+)
+
+// env is a validator running against fake clientsets, with one worker, so
+// that decisions come one at a time, in order.
+type env struct {
+	t        *testing.T
+	ctx      context.Context
+	kube     *kubefake.Clientset
+	gateway  *gatewayfake.Clientset
+	api      *fake.Clientset
+	grantAPI *discoverytest.Discovery
+	apiAPI   *discoverytest.Discovery
+	recorder *record.FakeRecorder
+	registry *prometheus.Registry
+	c        *Controller
+	ready    *readiness
+	// decisions receives every decision the controller acted on; backlog
+	// holds those received and not yet looked for.
+	decisions chan decided
+	backlog   []decided
+}
+
+type decided struct {
+	key string
+	out Outcome
+}
+
+type envConfig struct {
+	grantCRD, populatorCRD, linkCRD bool
+	linksOff                        bool
+}
+
+type envOption func(*envConfig)
+
+func withoutGrantCRD(c *envConfig)     { c.grantCRD = false }
+func withoutPopulatorCRD(c *envConfig) { c.populatorCRD = false }
+func linksOff(c *envConfig)            { c.linksOff = true }
+
+// startEnv starts the validator with the sidecars' gate on, deciding links,
+// and every CRD served unless options say otherwise.
+func startEnv(t *testing.T, options ...envOption) *env {
+	t.Helper()
+	cfg := envConfig{grantCRD: true, populatorCRD: true, linkCRD: true}
+	for _, o := range options {
+		o(&cfg)
+	}
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	e := &env{t: t, ctx: ctx, kube: kubefake.NewClientset(), gateway: gatewayfake.NewSimpleClientset(), api: fake.NewSimpleClientset(),
+		grantAPI: discoverytest.New(), apiAPI: discoverytest.New(), recorder: record.NewFakeRecorder(100),
+		registry: prometheus.NewRegistry(), decisions: make(chan decided, 100)}
+	e.serve(cfg.grantCRD, cfg.populatorCRD, cfg.linkCRD)
+	metrics, err := NewMetrics(e.registry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c, err = New(Config{Kube: e.kube, Recorder: e.recorder, Gateway: e.gateway, API: e.api,
+		GatewayDiscovery: e.grantAPI, APIDiscovery: e.apiAPI, PollInterval: 10 * time.Millisecond,
+		CrossNamespace: true, SnapshotLinks: !cfg.linksOff, Metrics: metrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c.decided = func(claim *v1.PersistentVolumeClaim, out Outcome) {
+		select {
+		case e.decisions <- decided{key: claim.Namespace + "/" + claim.Name, out: out}:
+		case <-ctx.Done():
+		}
+	}
+	e.ready = &readiness{controller: e.c}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.c.Run(ctx, 1)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	e.waitFor("the claim cache to sync", e.c.synced.Load)
+	return e
+}
+
+// serve sets which CRDs the fake API server serves, as when one is
+// installed.
+func (e *env) serve(grantCRD, populatorCRD, linkCRD bool) {
+	var grants, api []*metav1.APIResourceList
+	if grantCRD {
+		grants = append(grants, grantResources)
+	}
+	if populatorCRD {
+		api = append(api, populatorResources)
+	}
+	if linkCRD {
+		api = append(api, linkResources)
+	}
+	e.grantAPI.Serve(grants...)
+	e.apiAPI.Serve(api...)
+}
+
+// --- objects ---------------------------------------------------------------
+
+func (e *env) createClaim(c *v1.PersistentVolumeClaim) {
+	e.t.Helper()
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims(c.Namespace).Create(e.ctx, c, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// updateClaim changes the claim "test/name" with change.
+func (e *env) updateClaim(name string, change func(*v1.PersistentVolumeClaim)) {
+	e.t.Helper()
+	c, err := e.kube.CoreV1().PersistentVolumeClaims("test").Get(e.ctx, name, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	change(c)
+	if _, err := e.kube.CoreV1().PersistentVolumeClaims("test").Update(e.ctx, c, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) createPopulator(p *popv1beta1.VolumePopulator) {
+	e.t.Helper()
+	if _, err := e.api.PopulatorV1beta1().VolumePopulators().Create(e.ctx, p.DeepCopy(), metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) deletePopulator(name string) {
+	e.t.Helper()
+	if err := e.api.PopulatorV1beta1().VolumePopulators().Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) createLink(l *snapv1alpha1.VolumeSnapshotLink) {
+	e.t.Helper()
+	if _, err := e.api.SnapshotV1alpha1().VolumeSnapshotLinks(l.Namespace).Create(e.ctx, l.DeepCopy(), metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// createGrant creates g as a gateway.networking.k8s.io/v1 ReferenceGrant.
+func (e *env) createGrant(g referencegrant.Grant) {
+	e.t.Helper()
+	rg := &gatewayv1.ReferenceGrant{ObjectMeta: metav1.ObjectMeta{Namespace: g.Namespace, Name: g.Name}}
+	for _, f := range g.From {
+		rg.Spec.From = append(rg.Spec.From, gatewayv1.ReferenceGrantFrom{Group: gatewayv1.Group(f.Group), Kind: gatewayv1.Kind(f.Kind),
+			Namespace: gatewayv1.Namespace(f.Namespace)})
+	}
+	for _, to := range g.To {
+		entry := gatewayv1.ReferenceGrantTo{Group: gatewayv1.Group(to.Group), Kind: gatewayv1.Kind(to.Kind)}
+		if to.Name != "" {
+			name := gatewayv1.ObjectName(to.Name)
+			entry.Name = &name
+		}
+		rg.Spec.To = append(rg.Spec.To, entry)
+	}
+	if _, err := e.gateway.GatewayV1().ReferenceGrants(g.Namespace).Create(e.ctx, rg, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+func (e *env) deleteGrant(namespace, name string) {
+	e.t.Helper()
+	if err := e.gateway.GatewayV1().ReferenceGrants(namespace).Delete(e.ctx, name, metav1.DeleteOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// --- expectations ----------------------------------------------------------
+
+// decidedAs waits until the claim "test/name" is decided with want, and
+// returns the outcome. Earlier decisions of that claim are dropped; those
+// of other claims are kept for their own decidedAs.
+func (e *env) decidedAs(name string, want Action) Outcome {
+	e.t.Helper()
+	key := "test/" + name
+	timeout := time.After(eventually)
+	for {
+		if i := slices.IndexFunc(e.backlog, func(d decided) bool { return d.key == key }); i >= 0 {
+			d := e.backlog[i]
+			e.backlog = slices.Delete(e.backlog, i, i+1)
+			if d.out.Action == want {
+				return d.out
+			}
+			continue
+		}
+		select {
+		case d := <-e.decisions:
+			e.backlog = append(e.backlog, d)
+		case <-timeout:
+			e.t.Fatalf("claim %s was not decided %v", key, want)
+		}
+	}
+}
+
+// told returns the events emitted since the last call, as "Warning
+// <reason> <message>".
+func (e *env) told() []string {
+	var events []string
+	for {
+		select {
+		case ev := <-e.recorder.Events:
+			events = append(events, ev)
+		default:
+			return events
+		}
+	}
+}
+
+// toldOnce checks that exactly one event was emitted since the last call,
+// with reason and a message containing part.
+func (e *env) toldOnce(reason, part string) {
+	e.t.Helper()
+	events := e.told()
+	if len(events) != 1 || !strings.HasPrefix(events[0], v1.EventTypeWarning+" "+reason+" ") || !strings.Contains(events[0], part) {
+		e.t.Fatalf("events %q, want one %s containing %q", events, reason, part)
+	}
+}
+
+func (e *env) toldNothing() {
+	e.t.Helper()
+	if events := e.told(); len(events) > 0 {
+		e.t.Fatalf("events %q, want none", events)
+	}
+}
+
+// readyz returns the status and body of /readyz.
+func (e *env) readyz() (int, string) {
+	rec := httpGet(e.ready)
+	return rec.Code, rec.Body.String()
+}
+
+// httpGet serves GET /readyz with h.
+func httpGet(h http.Handler) *httptest.ResponseRecorder {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	return rec
+}
+
+// eventsTotal is volume_data_source_validator_events_total{reason}.
+func (e *env) eventsTotal(reason string) float64 {
+	e.t.Helper()
+	families, err := e.registry.Gather()
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "volume_data_source_validator_events_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if m.GetLabel()[0].GetValue() == reason {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// waitFor polls cond until it holds.
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(eventually)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
