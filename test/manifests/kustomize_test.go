@@ -17,15 +17,16 @@ import (
 
 // kustomizations are the kustomize directories under deploy/ (relative to
 // it) and the objects each renders. The top level installs everything the
-// project ships; populator/ is left out of it because its CRD is not ours,
+// project ships; populator/ is left out of it because its VolumePopulator cannot be created in the same apply as its CRD,
 // and examples/ has no kustomization. overlays/ha installs what the top
 // level does, changed for high availability.
 var kustomizations = map[string][]string{
-	".":               slices.Concat(crdObjects, sidecarObjects),
+	".":               slices.Concat(crdObjects, sidecarObjects, validatorObjects),
 	"crds":            crdObjects,
 	"csi-provisioner": sidecarObjects,
+	"validator":       validatorObjects,
 	"populator":       populatorObjects,
-	"overlays/ha":     slices.Concat(crdObjects, sidecarObjects, haObjects),
+	"overlays/ha":     slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects),
 }
 
 // overlays are the kustomizations of kustomizations that patch the objects

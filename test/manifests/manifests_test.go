@@ -282,6 +282,15 @@ var (
 		"RoleBinding default/csi-provisioner-role-capacity",
 		"Deployment default/csi-provisioner",
 	}
+	// validatorObjects are in deploy/validator.
+	validatorObjects = []string{
+		"ServiceAccount default/volume-data-source-validator",
+		"ClusterRole volume-data-source-validator",
+		"ClusterRoleBinding volume-data-source-validator",
+		"Role default/volume-data-source-validator-leader-election",
+		"RoleBinding default/volume-data-source-validator-leader-election",
+		"Deployment default/volume-data-source-validator",
+	}
 	// haObjects are in deploy/overlays/ha, which patches the sidecar's
 	// Deployment too.
 	haObjects = []string{
@@ -312,7 +321,7 @@ func TestDeployHasTheDocumentedObjects(t *testing.T) {
 	for _, m := range loadManifests(t) {
 		have[m.key()] = true
 	}
-	for _, want := range slices.Concat(crdObjects, sidecarObjects, haObjects, populatorObjects, exampleObjects) {
+	for _, want := range slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects, populatorObjects, exampleObjects) {
 		if !have[want] {
 			t.Errorf("deploy/ has no %s", want)
 		}
