@@ -193,8 +193,8 @@ func waitValidatorEvent(t *testing.T, namespace, name, reason string) string {
 	var msg string
 	err := wait.PollUntilContextTimeout(ctxFor(t), 200*time.Millisecond, eventually, true, func(context.Context) (bool, error) {
 		for _, ev := range validatorEvents(t, namespace, name) {
-			if strings.HasPrefix(ev, "Warning "+reason+": ") {
-				msg = strings.TrimPrefix(ev, "Warning "+reason+": ")
+			if strings.HasPrefix(ev, reason+": ") {
+				msg = strings.TrimPrefix(ev, reason+": ")
 				return true, nil
 			}
 		}
@@ -206,19 +206,9 @@ func waitValidatorEvent(t *testing.T, namespace, name, reason string) string {
 	return msg
 }
 
-// validatorEvents are the validator's events on the claim, as "<type>
-// <reason>: <message>".
+// validatorEvents are the validator's events on the claim, as "<reason>:
+// <message>".
 func validatorEvents(t *testing.T, namespace, name string) []string {
 	t.Helper()
-	events, err := world.Kube.CoreV1().Events(namespace).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, ev := range events.Items {
-		if ev.Source.Component == validator.Component {
-			out = append(out, ev.Type+" "+ev.Reason+": "+ev.Message)
-		}
-	}
-	return out
+	return eventsFrom(t, namespace, name, validator.Component)
 }
