@@ -8,14 +8,11 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
-	"github.com/kubernetes-csi/csi-lib-utils/leaderelection"
 	csimetrics "github.com/kubernetes-csi/csi-lib-utils/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
@@ -29,6 +26,8 @@ import (
 
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 	"github.com/xns-csi/csi-provisioner/pkg/features"
+	"github.com/xns-csi/csi-provisioner/pkg/httpendpoint"
+	"github.com/xns-csi/csi-provisioner/pkg/leader"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/pkg/nodedeployment"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
@@ -128,7 +127,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		mux.Handle("/readyz", ready)
 		mux.Handle("/healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
-		if err := serve(ctx, addr, mux); err != nil {
+		if _, err := httpendpoint.Serve(ctx, addr, mux); err != nil {
 			return err
 		}
 	}
@@ -143,83 +142,22 @@ func Run(ctx context.Context, opts *Options) error {
 	return runAsLeader(ctx, opts, config, identity.name, mux, run)
 }
 
-// runAsLeader runs run while this replica holds the Lease, with
-// csi-lib-utils' leader election configured by the --leader-election*
-// flags, as upstream. It does not use leaderelection.RunWithLeaderElection:
-// that names the replica after the host alone and exits the process on
-// errors, where this returns them.
+// runAsLeader runs run while this replica holds the Lease named after the
+// driver, as upstream, with the --leader-election* flags (package leader,
+// shared with the other binaries of this project).
 func runAsLeader(ctx context.Context, opts *Options, config *rest.Config, driverName string, mux *http.ServeMux, run func(context.Context)) error {
 	// A client of its own, so a busy provisioner cannot starve lease renewal.
 	leClient, err := kubernetes.NewForConfig(rest.CopyConfig(config))
 	if err != nil {
 		return err
 	}
-	leaderCtx, release := ctx, opts.FeatureGate.Enabled(features.ReleaseLeaderElectionOnExit)
-	if release {
-		var stop context.CancelFunc
-		leaderCtx, run, stop = releaseAfterRun(ctx, run)
-		defer stop()
-	}
-	le := leaderelection.NewLeaderElectionWithLeases(leClient, driverName, run)
-	// Hostname alone, csi-lib-utils' default, is not unique when two
-	// replicas share a host (or a pod is restarted quickly): add a suffix.
-	host, _ := os.Hostname()
-	identity := host + "_" + string(uuid.NewUUID())[:8]
-	le.WithIdentity(identity)
-	klog.FromContext(ctx).Info("Running with leader election", "identity", identity, "lease", driverName,
-		"releaseOnExit", release)
-	if mux != nil {
-		le.PrepareHealthCheck(mux, leaderelection.DefaultHealthCheckTimeout)
-	}
 	lo := opts.LeaderElection
-	if lo.Namespace != "" {
-		le.WithNamespace(lo.Namespace)
-	}
-	if len(lo.Labels) > 0 {
-		le.WithLabels(lo.Labels)
-	}
-	le.WithLeaseDuration(lo.LeaseDuration)
-	le.WithRenewDeadline(lo.RenewDeadline)
-	le.WithRetryPeriod(lo.RetryPeriod)
-	// Without ReleaseLeaderElectionOnExit, as upstream, the Lease is not
-	// released on exit: a standby takes over once it expires.
-	le.WithReleaseOnCancel(release)
-	le.WithContext(leaderCtx)
-	return le.Run()
-}
-
-// releaseAfterRun implements ReleaseLeaderElectionOnExit. It returns the
-// context to run leader election in and the function to run as leader:
-// when ctx ends (SIGTERM), the controllers are stopped, and the leader
-// election context ends only once they have returned, so the Lease is
-// released (ReleaseOnCancel) after the last write of this replica and a
-// standby takes over at once. A replica that is not leading when ctx ends
-// stops at once. stop releases the resources.
-func releaseAfterRun(ctx context.Context, run func(context.Context)) (leaderCtx context.Context, runAsLeader func(context.Context), stop context.CancelFunc) {
-	leaderCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var mu sync.Mutex
-	leading := false
-	stopStandby := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		if !leading {
-			cancel()
-		}
-	})
-	runAsLeader = func(leaseCtx context.Context) {
-		mu.Lock()
-		leading = true
-		mu.Unlock()
-		defer cancel()
-		runCtx, stopRun := context.WithCancel(leaseCtx)
-		defer stopRun()
-		defer context.AfterFunc(ctx, stopRun)()
-		run(runCtx)
-	}
-	return leaderCtx, runAsLeader, func() {
-		stopStandby()
-		cancel()
-	}
+	return leader.Run(ctx, leader.Config{
+		Options: leader.Options{Enabled: lo.Enabled, Namespace: lo.Namespace, LeaseDuration: lo.LeaseDuration,
+			RenewDeadline: lo.RenewDeadline, RetryPeriod: lo.RetryPeriod},
+		Client: leClient, LockName: driverName, Labels: lo.Labels, Mux: mux,
+		ReleaseOnExit: opts.FeatureGate.Enabled(features.ReleaseLeaderElectionOnExit),
+	}, run)
 }
 
 type driverIdentity struct {

@@ -1,7 +1,6 @@
 package sidecar
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -47,51 +46,5 @@ func TestRestConfig(t *testing.T) {
 				t.Errorf("host, QPS, burst = %s, %v, %d; want %s, %v, %d", config.Host, config.QPS, config.Burst, tt.wantHost, tt.wantQPS, tt.wantBurst)
 			}
 		})
-	}
-}
-
-func TestReleaseAfterRunStopsAStandbyAtOnce(t *testing.T) {
-	ctx, signal := context.WithCancel(t.Context())
-	leaderCtx, _, stop := releaseAfterRun(ctx, func(context.Context) { t.Error("a standby ran the controllers") })
-	defer stop()
-	if leaderCtx.Err() != nil {
-		t.Fatal("leader election stopped before the signal")
-	}
-	signal()
-	<-leaderCtx.Done() // the test times out if it never ends
-}
-
-func TestReleaseAfterRunReleasesOnlyAfterTheControllersStopped(t *testing.T) {
-	ctx, signal := context.WithCancel(t.Context())
-	leading, controllersStopping := make(chan struct{}), make(chan struct{})
-	finish := make(chan struct{})
-	run := func(ctx context.Context) {
-		close(leading)
-		<-ctx.Done()
-		close(controllersStopping)
-		<-finish // the controllers' last writes
-	}
-	leaderCtx, asLeader, stop := releaseAfterRun(ctx, run)
-	defer stop()
-	leaseCtx, lost := context.WithCancel(leaderCtx) // what leader election hands to the leader
-	defer lost()
-	ran := make(chan struct{})
-	go func() {
-		defer close(ran)
-		asLeader(leaseCtx)
-	}()
-
-	<-leading
-	signal()
-	<-controllersStopping
-	select {
-	case <-leaderCtx.Done():
-		t.Fatal("the Lease would be released while the controllers still run")
-	default:
-	}
-	close(finish)
-	<-ran
-	if leaderCtx.Err() == nil {
-		t.Fatal("the Lease is not released after the controllers stopped")
 	}
 }
