@@ -15,6 +15,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/xns-csi/csi-provisioner/pkg/features"
+	"github.com/xns-csi/csi-provisioner/pkg/leader"
 
 	// --logging-format=json, as in the upstream csi-provisioner.
 	_ "k8s.io/component-base/logs/json/register"
@@ -128,9 +129,9 @@ func (o *Options) complete(getenv func(string) string) {
 	o.Kubeconfig = c.KubeConfig
 	o.KubeAPIQPS, o.KubeAPIBurst = c.KubeAPIQPS, c.KubeAPIBurst
 	o.HTTPEndpoint, o.MetricsAddress, o.MetricsPath = c.HttpEndpoint, c.MetricsAddress, c.MetricsPath
-	o.LeaderElection = LeaderElectionOptions{Enabled: c.LeaderElection, Namespace: c.LeaderElectionNamespace,
+	o.LeaderElection = LeaderElectionOptions{Options: leader.Options{Enabled: c.LeaderElection, Namespace: c.LeaderElectionNamespace,
 		LeaseDuration: c.LeaderElectionLeaseDuration, RenewDeadline: c.LeaderElectionRenewDeadline,
-		RetryPeriod: c.LeaderElectionRetryPeriod}
+		RetryPeriod: c.LeaderElectionRetryPeriod}}
 	if len(c.LeaderElectionLabels) > 0 {
 		o.LeaderElection.Labels = maps.Clone(c.LeaderElectionLabels)
 	}

@@ -9,6 +9,7 @@ import (
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/xns-csi/csi-provisioner/pkg/features"
+	"github.com/xns-csi/csi-provisioner/pkg/leader"
 	"github.com/xns-csi/csi-provisioner/pkg/provisioner"
 )
 
@@ -74,15 +75,11 @@ type Options struct {
 	Logging *logsapi.LoggingConfiguration
 }
 
-// LeaderElectionOptions are the --leader-election* flags of csi-lib-utils.
+// LeaderElectionOptions are the --leader-election* flags of csi-lib-utils:
+// the options every binary of this project shares (package leader), and
+// the sidecar's --leader-election-labels.
 type LeaderElectionOptions struct {
-	Enabled bool
-	// Namespace of the Lease; empty means the sidecar's own (POD_NAMESPACE,
-	// else the service account's namespace, else "default").
-	Namespace     string
-	LeaseDuration time.Duration
-	RenewDeadline time.Duration
-	RetryPeriod   time.Duration
+	leader.Options
 	// Labels are put on the Lease while this replica holds it
 	// (--leader-election-labels key:value,...).
 	Labels map[string]string
@@ -149,12 +146,8 @@ func NewOptions() *Options {
 			ImmediateTopology:           true,
 			PreventVolumeModeConversion: true,
 		},
-		LeaderElection: LeaderElectionOptions{
-			LeaseDuration: 15 * time.Second,
-			RenewDeadline: 10 * time.Second,
-			RetryPeriod:   5 * time.Second,
-		},
-		MetricsPath: "/metrics",
+		LeaderElection: LeaderElectionOptions{Options: leader.NewOptions()},
+		MetricsPath:    "/metrics",
 		Capacity: CapacityOptions{
 			PollInterval:  time.Minute,
 			OwnerRefLevel: 1,
@@ -210,24 +203,11 @@ func (o *Options) Validate() error {
 	if o.HTTPEndpoint != "" && o.MetricsAddress != "" {
 		errs = append(errs, errors.New("only one of --metrics-address and --http-endpoint can be set"))
 	}
-	errs = append(errs, o.LeaderElection.validate(), o.Capacity.validate(), o.NodeDeployment.validate(), o.OrphanSweep.validate())
+	errs = append(errs, o.LeaderElection.Validate(), o.Capacity.validate(), o.NodeDeployment.validate(), o.OrphanSweep.validate())
 	if err := logsapi.Validate(o.Logging, o.FeatureGate, nil).ToAggregate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
-}
-
-func (l LeaderElectionOptions) validate() error {
-	if !l.Enabled {
-		return nil
-	}
-	if l.RetryPeriod <= 0 {
-		return errors.New("--leader-election-retry-period must be positive")
-	}
-	if l.RenewDeadline >= l.LeaseDuration {
-		return errors.New("--leader-election-renew-deadline must be shorter than --leader-election-lease-duration")
-	}
-	return nil
 }
 
 func (c CapacityOptions) validate() error {
@@ -277,6 +257,9 @@ func (s OrphanSweepOptions) validate() error {
 	}
 	return nil
 }
+
+// VersionRequested reports --version.
+func (o *Options) VersionRequested() bool { return o.ShowVersion }
 
 // ApplyLogging configures the process-wide logger from -v, --vmodule and
 // --logging-format. Call it once, after Validate.

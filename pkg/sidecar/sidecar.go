@@ -27,6 +27,7 @@ import (
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 	"github.com/xns-csi/csi-provisioner/pkg/features"
 	"github.com/xns-csi/csi-provisioner/pkg/httpendpoint"
+	"github.com/xns-csi/csi-provisioner/pkg/kubeclients"
 	"github.com/xns-csi/csi-provisioner/pkg/leader"
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
 	"github.com/xns-csi/csi-provisioner/pkg/nodedeployment"
@@ -85,18 +86,9 @@ func Run(ctx context.Context, opts *Options) error {
 		provisionMetrics.PersistentVolumeClaimProvisionDurationSeconds, provisionMetrics.PersistentVolumeDeleteTotal,
 		provisionMetrics.PersistentVolumeDeleteFailedTotal, provisionMetrics.PersistentVolumeDeleteDurationSeconds)
 
-	// Core objects travel as protobuf: a fraction of JSON's decoding cost and
-	// garbage when the informers list thousands of claims. The CRD clients
-	// (snapshots, grants) keep JSON, the only encoding CRDs have.
-	kubeConfig := rest.CopyConfig(config)
-	kubeConfig.ContentType = "application/vnd.kubernetes.protobuf"
-	kubeConfig.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	kube, err := kubernetes.NewForConfig(kubeConfig)
-	if err != nil {
-		return err
-	}
-	// Events get a client and rate limit of their own (see eventsApart).
-	events, err := kubernetes.NewForConfig(rest.CopyConfig(kubeConfig))
+	// Core objects as protobuf; events with a client of their own (see
+	// eventsApart).
+	kube, events, err := kubeclients.Core(config)
 	if err != nil {
 		return err
 	}
@@ -104,7 +96,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if opts.Capacity.Enabled {
 		// Capacity objects get a client and rate limit of their own, as
 		// upstream: --kube-api-capacity-qps and --kube-api-capacity-burst.
-		capacityConfig := rest.CopyConfig(kubeConfig)
+		capacityConfig := kubeclients.Protobuf(config)
 		capacityConfig.QPS, capacityConfig.Burst = opts.Capacity.KubeAPIQPS, opts.Capacity.KubeAPIBurst
 		if capacityKube, err = kubernetes.NewForConfig(capacityConfig); err != nil {
 			return err
@@ -151,11 +143,8 @@ func runAsLeader(ctx context.Context, opts *Options, config *rest.Config, driver
 	if err != nil {
 		return err
 	}
-	lo := opts.LeaderElection
 	return leader.Run(ctx, leader.Config{
-		Options: leader.Options{Enabled: lo.Enabled, Namespace: lo.Namespace, LeaseDuration: lo.LeaseDuration,
-			RenewDeadline: lo.RenewDeadline, RetryPeriod: lo.RetryPeriod},
-		Client: leClient, LockName: driverName, Labels: lo.Labels, Mux: mux,
+		Options: opts.LeaderElection.Options, Client: leClient, LockName: driverName, Labels: opts.LeaderElection.Labels, Mux: mux,
 		ReleaseOnExit: opts.FeatureGate.Enabled(features.ReleaseLeaderElectionOnExit),
 	}, run)
 }

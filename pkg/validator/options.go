@@ -89,6 +89,9 @@ func (o *Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// VersionRequested reports --version.
+func (o *Options) VersionRequested() bool { return o.ShowVersion }
+
 // ApplyLogging configures the process-wide logger from -v, --vmodule and
 // --logging-format. Call it once, after Validate.
 func (o *Options) ApplyLogging() error {

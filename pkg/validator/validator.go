@@ -22,6 +22,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/features"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/pkg/httpendpoint"
+	"github.com/xns-csi/csi-provisioner/pkg/kubeclients"
 	"github.com/xns-csi/csi-provisioner/pkg/leader"
 
 	// Register client-go's request metrics (the validator's API cost), the
@@ -46,18 +47,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	// Claims travel as protobuf, a fraction of JSON's decoding cost when
-	// thousands are listed; the CRD clients keep JSON, all CRDs have.
-	kubeConfig := rest.CopyConfig(config)
-	kubeConfig.ContentType = "application/vnd.kubernetes.protobuf"
-	kubeConfig.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
-	kube, err := kubernetes.NewForConfig(kubeConfig)
-	if err != nil {
-		return err
-	}
-	// Events get a client and rate limit of their own, so a burst of them
-	// cannot slow the caches' relists down.
-	events, err := kubernetes.NewForConfig(rest.CopyConfig(kubeConfig))
+	// Claims as protobuf; events with a client of their own, so a burst of
+	// them cannot slow the caches' relists down.
+	kube, events, err := kubeclients.Core(config)
 	if err != nil {
 		return err
 	}
