@@ -188,10 +188,11 @@ func admitGrant(grant referencegrant.Decision, target datasource.Source) Verdict
 	return allowed(target, grant.Message)
 }
 
-// LinkTarget is the VolumeSnapshot a VolumeSnapshotLink names.
+// LinkTarget is the VolumeSnapshot a VolumeSnapshotLink names, used
+// through the link.
 func LinkTarget(link *snapv1alpha1.VolumeSnapshotLink) datasource.Source {
 	return datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind,
-		Namespace: link.SourceNamespace(), Name: link.Spec.Source.Name}
+		Namespace: link.SourceNamespace(), Name: link.Spec.Source.Name, ThroughLink: true}
 }
 
 // Decide runs the whole chain: Admit, then whether the driver can use the

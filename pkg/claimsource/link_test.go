@@ -3,7 +3,9 @@ package claimsource
 import (
 	"errors"
 	"testing"
+	"time"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
@@ -26,7 +28,7 @@ func linkSource(explicit bool) datasource.Source {
 
 func TestAdmitLink(t *testing.T) {
 	snapIn := func(ns string) datasource.Source {
-		return datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: ns, Name: "snap"}
+		return datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: ns, Name: "snap", ThroughLink: true}
 	}
 	tests := []struct {
 		name        string
@@ -70,16 +72,64 @@ func TestAdmitLink(t *testing.T) {
 }
 
 // TestDecideLink: a link's snapshot gets the same checks and the same
-// content source as a snapshot named directly.
+// content source as a snapshot named directly; its use is one through a
+// link, protected by the links' finalizer.
 func TestDecideLink(t *testing.T) {
 	for _, tt := range snapshotCases {
 		t.Run(tt.name, func(t *testing.T) {
 			direct := tt.input()
 			viaLink := direct
 			viaLink.Source, viaLink.SnapshotLinks, viaLink.Link = linkSource(false), true, link("prod")
+			viaLink.Snapshot = withLinkFinalizer(direct.Snapshot)
 			want, got := Decide(direct), Decide(viaLink)
+			if want.Uses.Type() == datasource.Snapshot {
+				want.Uses.ThroughLink = true
+			}
 			if got.Reason != want.Reason || got.Uses != want.Uses || got.Content.String() != want.Content.String() {
 				t.Errorf("through a link Decide() = %+v\nnamed directly        %+v", got, want)
+			}
+		})
+	}
+}
+
+// withLinkFinalizer returns snap with the links' protection finalizer in
+// place of the one of direct restores.
+func withLinkFinalizer(snap *snapv1.VolumeSnapshot) *snapv1.VolumeSnapshot {
+	if snap == nil {
+		return nil
+	}
+	snap = snap.DeepCopy()
+	for i, f := range snap.Finalizers {
+		if f == datasource.SnapshotFinalizer {
+			snap.Finalizers[i] = datasource.LinkSnapshotFinalizer
+		}
+	}
+	return snap
+}
+
+// TestDeletedSnapshotServesOnlyTheUsesItsFinalizerProtects: a snapshot
+// whose deletion waits for the finalizer of direct restores does not serve
+// a claim restoring through a link, whose finalizer it does not carry, nor
+// the other way round: only the finalizer of a use promises that use.
+func TestDeletedSnapshotServesOnlyTheUsesItsFinalizerProtects(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		finalizer string
+		viaLink   bool
+		want      Reason
+	}{
+		{"direct restore, direct finalizer", datasource.SnapshotFinalizer, false, ReasonAllowed},
+		{"direct restore, links' finalizer", datasource.LinkSnapshotFinalizer, false, ReasonSnapshotBeingDeleted},
+		{"restore through a link, links' finalizer", datasource.LinkSnapshotFinalizer, true, ReasonAllowed},
+		{"restore through a link, direct finalizer", datasource.SnapshotFinalizer, true, ReasonSnapshotBeingDeleted},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := snapshotCase{opts: []snapOption{deletionRequested(deletedAt, tt.finalizer)}, claimCreated: deletedAt.Add(-time.Minute)}.input()
+			if tt.viaLink {
+				in.Source, in.SnapshotLinks, in.Link = linkSource(false), true, link("prod")
+			}
+			if got := Decide(in); got.Reason != tt.want {
+				t.Errorf("Decide() = %+v, want reason %s", got, tt.want)
 			}
 		})
 	}

@@ -62,6 +62,11 @@ type Source struct {
 	// spec.dataSourceRef.namespace. Such a reference needs a ReferenceGrant
 	// even when it names the claim's own namespace (KEP-3294, test plan).
 	ExplicitNamespace bool
+	// ThroughLink is true for a VolumeSnapshot used through a
+	// VolumeSnapshotLink. Such uses are protected by a finalizer of their
+	// own (LinkSnapshotFinalizer), so that provisioners that do not follow
+	// links, which cannot count them, never release it.
+	ThroughLink bool
 }
 
 // Type classifies the source.
@@ -87,10 +92,18 @@ func (s Source) NeedsGrant() bool {
 }
 
 // Object names the source object itself, however the claim spelled its
-// namespace: the key of everything that tracks the object rather than the
-// claim's reference to it (queues, finalizer bookkeeping).
+// namespace, as used directly or through links: the key of everything that
+// tracks one use of the object rather than the claim's reference to it
+// (queues, finalizer bookkeeping).
 func (s Source) Object() Source {
 	s.ExplicitNamespace = false
+	return s
+}
+
+// Target names the object alone, however it is used: the key of
+// everything that writes to the object.
+func (s Source) Target() Source {
+	s.ExplicitNamespace, s.ThroughLink = false, false
 	return s
 }
 

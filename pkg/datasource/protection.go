@@ -7,20 +7,30 @@ import (
 )
 
 // The finalizers that keep a source from being deleted while a volume is
-// provisioned from it, the same as the upstream csi-provisioner's. They are
+// provisioned from it. The first two are the upstream csi-provisioner's,
 // shared by every provisioner that restores or clones the object.
 const (
 	// SnapshotFinalizer protects a VolumeSnapshot being restored.
 	SnapshotFinalizer = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection"
 	// CloneFinalizer protects a PersistentVolumeClaim being cloned.
 	CloneFinalizer = "provisioner.storage.kubernetes.io/cloning-protection"
+	// LinkSnapshotFinalizer protects a VolumeSnapshot being restored
+	// through a VolumeSnapshotLink. It is not SnapshotFinalizer because
+	// the provisioners that share that one and do not follow links (the
+	// upstream csi-provisioner, this one without --cross-namespace-snapshot)
+	// would see no claim using the snapshot and take it off in the middle
+	// of the restore.
+	LinkSnapshotFinalizer = "provisioner.storage.kubernetes.io/volumesnapshotlink-as-source-protection"
 )
 
-// Finalizer is the protection finalizer of the source's kind, "" for kinds
-// the provisioner does not read.
+// Finalizer is the protection finalizer of the source's kind and use, ""
+// for kinds the provisioner does not read.
 func (s Source) Finalizer() string {
 	switch s.Type() {
 	case Snapshot:
+		if s.ThroughLink {
+			return LinkSnapshotFinalizer
+		}
 		return SnapshotFinalizer
 	case Claim:
 		return CloneFinalizer

@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"net/http"
@@ -63,7 +64,16 @@ type buildConfig struct {
 	// kubeDiscovery finds out whether the optional storage.k8s.io/v1 APIs
 	// are served; kube's own when nil.
 	kubeDiscovery discovery.DiscoveryInterface
+	// sourceLinger is how long an unused source keeps its finalizer;
+	// sourceProtectionLinger when 0. Tests shorten it.
+	sourceLinger time.Duration
 }
+
+// sourceProtectionLinger is how long a snapshot or claim keeps its
+// protection finalizer after its last restore or clone ended, unless its
+// deletion is requested: restores of one source that follow each other
+// within it cost no write to the source.
+const sourceProtectionLinger = 5 * time.Second
 
 // informerSet are the core informers the sidecar shares. Those of Nodes and
 // CSINodes are added by their users (topologyListers, newCapacity), so that
@@ -151,7 +161,8 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		Snapshots: snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister()}
 	protection := sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
-		VolumeName: volumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced}}
+		VolumeName: volumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced},
+		Linger: cmp.Or(cfg.sourceLinger, sourceProtectionLinger)}
 	if links != nil {
 		policy.Links, protection.Links = links, links
 		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})

@@ -124,6 +124,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	}
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
+	t.Cleanup(cancel)
 	e := &env{t: t, ctx: ctx, kube: kubefake.NewClientset(), snaps: snapfake.NewSimpleClientset(),
 		gateway: gatewayfake.NewSimpleClientset(), registry: prometheus.NewRegistry(),
 		grantAPI: &discoveryStub{discoverytest.New()}, links: linkfake.NewSimpleClientset(), linkAPI: &discoveryStub{discoverytest.New()},
@@ -140,6 +141,15 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	}
 	e.createClass(className, nil)
 
+	e.runSidecar(cfg, e.driver, e.registry)
+	return e
+}
+
+// runSidecar builds and runs a sidecar for driver on the environment's
+// clients until the test ends, its metrics in registry.
+func (e *env) runSidecar(cfg envConfig, driver *csitest.Driver, registry *prometheus.Registry) {
+	t := e.t
+	ctx, cancel := context.WithCancel(e.ctx)
 	opts := NewOptions()
 	opts.WorkerThreads, opts.FinalizerThreads, opts.ResyncPeriod = cfg.workers, cfg.protectionWorkers, 0
 	opts.RetryIntervalStart, opts.RetryIntervalMax = cfg.backoff, cfg.backoff
@@ -150,7 +160,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 			t.Fatal(err)
 		}
 	}
-	client, err := csiclient.Connect(ctx, csiclient.Config{Address: e.driver.Address(), Timeout: opts.Timeout})
+	client, err := csiclient.Connect(ctx, csiclient.Config{Address: driver.Address(), Timeout: opts.Timeout})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +168,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, err := metrics.New(e.registry)
+	own, err := metrics.New(registry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +176,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	bc := buildConfig{opts: opts, kube: e.kube, snapshots: e.snaps, gateway: e.gateway,
 		driver: client, identity: identity, metrics: own, provisionMetrics: &libM,
 		snapshotDiscovery: discoverytest.New(snapshotResources), gatewayDiscovery: e.grantAPI,
-		links: e.links, linkDiscovery: e.linkAPI, pollInterval: 50 * time.Millisecond}
+		links: e.links, linkDiscovery: e.linkAPI, pollInterval: 50 * time.Millisecond, sourceLinger: 50 * time.Millisecond}
 	for _, f := range cfg.configure {
 		f(e, opts, &bc)
 	}
@@ -184,7 +194,6 @@ func startEnv(t *testing.T, options ...envOption) *env {
 		<-done
 		_ = client.Close()
 	})
-	return e
 }
 
 // --- objects ---------------------------------------------------------------

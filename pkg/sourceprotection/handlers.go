@@ -42,12 +42,22 @@ func (p *Protector) VolumeHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }}
 }
 
-// SnapshotHandler checks every snapshot that carries the finalizer, so one
-// left behind by a crash or a deleted claim is released.
+// SnapshotHandler checks every snapshot that carries a finalizer of this
+// protector, so one left behind by a crash or a deleted claim is released.
+// The finalizer of restores through links is left alone unless links are
+// followed.
 func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
 	enqueue := func(obj any) {
-		if snap, ok := obj.(*snapv1.VolumeSnapshot); ok && hasFinalizer(snap, datasource.SnapshotFinalizer) {
-			p.queue.Add(datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name})
+		snap, ok := obj.(*snapv1.VolumeSnapshot)
+		if !ok {
+			return
+		}
+		src := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name}
+		if hasFinalizer(snap, datasource.SnapshotFinalizer) {
+			p.queue.Add(src)
+		}
+		if src.ThroughLink = true; p.cfg.Links != nil && hasFinalizer(snap, datasource.LinkSnapshotFinalizer) {
+			p.queue.Add(src)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }}

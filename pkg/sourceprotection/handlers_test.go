@@ -5,7 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
@@ -37,5 +39,28 @@ func TestCrossNamespaceClonesRecheckTheirSource(t *testing.T) {
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestSnapshotHandlerQueuesEachFinalizerItFollows: a snapshot is checked
+// for each protection finalizer it carries; the links' one only by a
+// protector that follows links.
+func TestSnapshotHandlerQueuesEachFinalizerItFollows(t *testing.T) {
+	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "snap",
+		Finalizers: []string{datasource.SnapshotFinalizer, datasource.LinkSnapshotFinalizer}}}
+	for _, tt := range []struct {
+		name  string
+		links LinkIndex
+		want  []datasource.Source
+	}{
+		{"following links", storyLinks, []datasource.Source{prodSnap, prodSnapViaLink}},
+		{"not following links", nil, []datasource.Source{prodSnap}},
+	} {
+		p := New(Config{Links: tt.links})
+		p.SnapshotHandler().OnAdd(snap, false)
+		if got := queued(p); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
+		}
+		p.queue.ShutDown()
 	}
 }

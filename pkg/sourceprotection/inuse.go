@@ -24,6 +24,9 @@ func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 	if p.cfg.InFlight != nil && p.cfg.InFlight.Uses(src) {
 		return true
 	}
+	if src.ThroughLink && p.cfg.Links == nil {
+		return true // cannot tell: only a sidecar following links releases their finalizer
+	}
 	for _, o := range p.claimsOf(src) {
 		claim := o.(*v1.PersistentVolumeClaim)
 		if claim.DeletionTimestamp != nil || !datasource.ServesDespiteDeletion(obj, src.Finalizer(), claim) {
@@ -39,13 +42,14 @@ func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 	return false
 }
 
-// claimsOf returns the pending claims that name src, directly or, for a
-// snapshot, through a VolumeSnapshotLink.
+// claimsOf returns the pending claims that use src: that name it or, for a
+// snapshot used through links, that name a VolumeSnapshotLink to it.
 func (p *Protector) claimsOf(src datasource.Source) []any {
-	objs, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
-	if p.cfg.Links == nil || src.Type() != datasource.Snapshot {
+	if !src.ThroughLink {
+		objs, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
 		return objs
 	}
+	var objs []any
 	links, _ := p.cfg.Links.LinksTo(src.Namespace, src.Name)
 	for _, l := range links {
 		through, _ := p.cfg.Claims.ByIndex(requeue.SourceIndex, requeue.LinkKey(l.Namespace, l.Name))

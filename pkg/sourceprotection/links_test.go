@@ -58,6 +58,9 @@ func linkSource(namespace, name string) datasource.Source {
 // snapshot.
 var storyLinks = links{link("test", "foo-link", "prod", "snap"), link("prod", "local", "", "snap"), link("test", "other", "prod", "other")}
 
+// prodSnapViaLink is prod/snap used through links.
+var prodSnapViaLink = datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: "prod", Name: "snap", ThroughLink: true}
+
 func TestInUseThroughLinks(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -66,6 +69,8 @@ func TestInUseThroughLinks(t *testing.T) {
 		flagOff bool
 		want    bool
 	}{
+		{"a pending claim naming the snapshot directly does not keep the links' finalizer",
+			[]*v1.PersistentVolumeClaim{pendingClaim("prod", "a", prodSnap)}, grants(referencegrant.ReasonAllowed), false, false},
 		{"a pending claim through a granted link keeps the snapshot",
 			[]*v1.PersistentVolumeClaim{pendingClaim("test", "a", linkSource("test", "foo-link"))}, grants(referencegrant.ReasonAllowed), false, true},
 		{"a pending claim through a link without a grant does not keep it",
@@ -86,10 +91,33 @@ func TestInUseThroughLinks(t *testing.T) {
 			p := New(Config{Claims: claimIndexer(t, tt.claims...), Volumes: noVolumes{}, InFlight: inflight.New(), Links: storyLinks,
 				Policy:     claimsource.Policy{Grants: tt.grants, SnapshotLinks: !tt.flagOff, Links: storyLinks},
 				VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
-			if got := p.inUse(prodSnap, &metav1.ObjectMeta{Namespace: "prod", Name: "snap"}); got != tt.want {
+			if got := p.inUse(prodSnapViaLink, &metav1.ObjectMeta{Namespace: "prod", Name: "snap"}); got != tt.want {
 				t.Errorf("inUse() = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLinkClaimsDoNotKeepTheDirectFinalizer: the finalizer of direct
+// restores is held by direct restores only, so a provisioner that does not
+// follow links, sharing it, counts exactly what holds it; and a protector
+// that does not follow links never releases the links' finalizer.
+func TestLinkClaimsDoNotKeepTheDirectFinalizer(t *testing.T) {
+	obj := &metav1.ObjectMeta{Namespace: "prod", Name: "snap"}
+	claims := claimIndexer(t, pendingClaim("test", "a", linkSource("test", "foo-link")))
+	p := New(Config{Claims: claims, Volumes: noVolumes{}, InFlight: inflight.New(), Links: storyLinks,
+		Policy:     claimsource.Policy{Grants: grants(referencegrant.ReasonAllowed), SnapshotLinks: true, Links: storyLinks},
+		VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
+	if p.inUse(prodSnap, obj) {
+		t.Error("a claim restoring through a link holds the finalizer of direct restores")
+	}
+	if !p.inUse(prodSnapViaLink, obj) {
+		t.Error("a claim restoring through a link does not hold the links' finalizer")
+	}
+	flagOff := New(Config{Claims: claims, Volumes: noVolumes{}, InFlight: inflight.New(),
+		VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
+	if !flagOff.inUse(prodSnapViaLink, obj) {
+		t.Error("a protector that does not follow links would release the links' finalizer")
 	}
 }
 
@@ -108,7 +136,7 @@ func TestLinkClaimsRecheckTheLinkedSnapshot(t *testing.T) {
 	claim := pendingClaim("test", "a", linkSource("test", "foo-link"))
 	p := New(Config{Claims: claimIndexer(t, claim), Links: storyLinks})
 	defer p.queue.ShutDown()
-	want := prodSnap.Object()
+	want := prodSnapViaLink
 
 	p.ClaimHandler().OnDelete(claim)
 	if got := queued(p); len(got) != 1 || got[0] != want {

@@ -76,6 +76,13 @@ type Config struct {
 	// volumes) have synced. Nothing is released before they have: an
 	// unsynced cache would show a claim in progress as absent.
 	Synced []cache.InformerSynced
+	// Linger is how long a source nobody is deleting keeps its finalizer
+	// after its last use ended (0: released at once). Restores of one
+	// snapshot that follow each other then cost no write to it; a source
+	// whose deletion is requested is released as soon as it is unused.
+	Linger time.Duration
+	// Now is the clock of Linger (time.Now when nil).
+	Now func() time.Time
 }
 
 // Protector adds and removes the source finalizers.
@@ -83,10 +90,14 @@ type Protector struct {
 	cfg    Config
 	queue  workqueue.TypedRateLimitingInterface[datasource.Source]
 	writes writes
+	idle   idleSince
 }
 
 // New returns a Protector; call Run to start removing finalizers.
 func New(cfg Config) *Protector {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	return &Protector{cfg: cfg, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[datasource.Source](),
 		workqueue.TypedRateLimitingQueueConfig[datasource.Source]{Name: "source-protection"})}
@@ -96,10 +107,11 @@ func New(cfg Config) *Protector {
 // it. It writes unless the object last seen (the cache, or this protector's
 // own newer write) carries it.
 func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
-	k := src.Object()
-	unlock := p.writes.lock(k)
+	src, target := src.Object(), src.Target()
+	unlock := p.writes.lock(target)
 	defer unlock()
-	obj, err := p.current(k)
+	p.idle.used(src)
+	obj, err := p.current(target)
 	if err != nil {
 		return err
 	}
@@ -110,8 +122,8 @@ func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
 	if patch == nil {
 		return nil
 	}
-	klog.FromContext(ctx).V(4).Info("Protecting data source", "source", src.String())
-	return p.write(ctx, k, obj, patch, finalizerChange{finalizer: src.Finalizer(), add: true})
+	klog.FromContext(ctx).V(4).Info("Protecting data source", "source", src.String(), "finalizer", src.Finalizer())
+	return p.write(ctx, target, obj, patch, finalizerChange{finalizer: src.Finalizer(), add: true})
 }
 
 // Recheck queues src to have its finalizer released if nothing uses it.
@@ -162,21 +174,36 @@ func (p *Protector) processNext(ctx context.Context) bool {
 	return true
 }
 
-// release removes the finalizer from src if nothing uses it. The lock keeps
-// a Protect of src from deciding between the check and the write.
+// release removes the finalizer from src if nothing uses it, once it has
+// lingered. The lock keeps a Protect of src from deciding between the check
+// and the write.
 func (p *Protector) release(ctx context.Context, src datasource.Source) error {
-	unlock := p.writes.lock(src)
+	target := src.Target()
+	unlock := p.writes.lock(target)
 	defer unlock()
-	obj, err := p.current(src)
+	obj, err := p.current(target)
 	if err != nil || obj == nil {
+		p.idle.forget(src)
 		return err
 	}
 	patch := removePatch(obj, src.Finalizer())
-	if patch == nil || p.inUse(src, obj) {
+	if patch == nil {
+		p.idle.forget(src)
 		return nil
 	}
-	klog.FromContext(ctx).V(2).Info("Releasing data source: no claim in progress uses it", "source", src.String())
-	return p.write(ctx, src, obj, patch, finalizerChange{finalizer: src.Finalizer()})
+	if p.inUse(src, obj) {
+		p.idle.used(src)
+		return nil
+	}
+	if obj.GetDeletionTimestamp() == nil {
+		if wait := p.idle.remaining(src, p.cfg.Now(), p.cfg.Linger); wait > 0 {
+			p.queue.AddAfter(src, wait)
+			return nil
+		}
+	}
+	p.idle.forget(src)
+	klog.FromContext(ctx).V(2).Info("Releasing data source: no claim in progress uses it", "source", src.String(), "finalizer", src.Finalizer())
+	return p.write(ctx, target, obj, patch, finalizerChange{finalizer: src.Finalizer()})
 }
 
 // current returns src as last seen: from the cache, or the object this

@@ -287,3 +287,53 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 		t.Fatalf("timed out waiting for %s", what)
 	}
 }
+
+// TestAnUnusedSourceLingers: after its last use a source keeps its
+// finalizer for Config.Linger, so that the next restore of it writes
+// nothing; a deletion request ends the linger at once.
+func TestAnUnusedSourceLingers(t *testing.T) {
+	const linger = 5 * time.Second
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	newProtector := func(snap *snapv1.VolumeSnapshot) (*Protector, *snapfake.Clientset) {
+		client := snapfake.NewSimpleClientset(snap)
+		indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{requeue.SourceIndex: requeue.IndexBySource})
+		p := New(Config{SnapshotClient: client, Snapshots: staleCache{snap}, Claims: indexer, Volumes: noVolumes{},
+			InFlight: inflight.New(), VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) },
+			Linger: linger, Now: func() time.Time { return now }})
+		t.Cleanup(p.queue.ShutDown)
+		return p, client
+	}
+	protected := func(client *snapfake.Clientset) bool {
+		return slices.Contains(finalizers(t, client), datasource.SnapshotFinalizer)
+	}
+	ctx := context.Background()
+	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "snap", Namespace: "prod", ResourceVersion: "1",
+		Finalizers: []string{datasource.SnapshotFinalizer}}}
+
+	p, client := newProtector(snap)
+	if err := p.release(ctx, prodSnap); err != nil || !protected(client) {
+		t.Fatalf("first release found the source unused: err %v, protected %v; want it kept for the linger", err, protected(client))
+	}
+	now = now.Add(linger - time.Millisecond)
+	if err := p.release(ctx, prodSnap); err != nil || !protected(client) {
+		t.Fatalf("release within the linger: err %v, protected %v; want it kept", err, protected(client))
+	}
+	if err := p.Protect(ctx, prodSnap); err != nil || patches(client) != 0 {
+		t.Fatalf("Protect of a lingering source: err %v, %d patches; want none", err, patches(client))
+	}
+	now = now.Add(time.Second) // the linger started again with the new use
+	if err := p.release(ctx, prodSnap); err != nil || !protected(client) {
+		t.Fatalf("release after a new use: err %v, protected %v; want it kept for a new linger", err, protected(client))
+	}
+	now = now.Add(linger)
+	if err := p.release(ctx, prodSnap); err != nil || protected(client) {
+		t.Fatalf("release after the linger: err %v, protected %v; want it released", err, protected(client))
+	}
+
+	deleting := snap.DeepCopy()
+	deleting.DeletionTimestamp = &deletedAt
+	p, client = newProtector(deleting)
+	if err := p.release(ctx, prodSnap); err != nil || protected(client) {
+		t.Fatalf("release of a source being deleted: err %v, protected %v; want it released at once", err, protected(client))
+	}
+}

@@ -3,6 +3,7 @@ package sourceprotection
 import (
 	"slices"
 	"sync"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -92,4 +93,39 @@ func (w *writes) wrote(src datasource.Source, from, written metav1.Object) {
 		replaced = last.replaced // from is this protector's own write: extend its chain
 	}
 	w.last[src] = write{replaced: append(replaced, from.GetResourceVersion()), written: written}
+}
+
+// idleSince remembers since when each source (one use of an object: see
+// datasource.Source.Object) has been found unused, for Config.Linger.
+type idleSince struct {
+	mu    sync.Mutex
+	since map[datasource.Source]time.Time
+}
+
+// used records that src is in use again.
+func (i *idleSince) used(src datasource.Source) { i.forget(src) }
+
+// forget drops what is known of src.
+func (i *idleSince) forget(src datasource.Source) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	delete(i.since, src)
+}
+
+// remaining returns how much longer unused src is to linger, now that it
+// was found unused (again).
+func (i *idleSince) remaining(src datasource.Source, now time.Time, linger time.Duration) time.Duration {
+	if linger <= 0 {
+		return 0
+	}
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	since, ok := i.since[src]
+	if !ok {
+		if i.since == nil {
+			i.since = map[datasource.Source]time.Time{}
+		}
+		i.since[src], since = now, now
+	}
+	return linger - now.Sub(since)
 }

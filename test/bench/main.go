@@ -1,10 +1,12 @@
 // Command bench measures the sidecar on the local control plane and the
 // local CSI driver (package localenv) and prints a table: throughput at the
 // default and at a raised client rate limit, latency, API requests per
-// claim, and memory and CPU with thousands of objects in the cluster. Claims
-// restore across namespaces through spec.dataSourceRef.namespace or through
-// a VolumeSnapshotLink, side by side, or have no data source. Run it with
-// `make bench`. Nothing here asserts a time: it reports.
+// claim, CSIStorageCapacity writes and API reads with capacity tracking on
+// (next to the upstream csi-provisioner's), and memory and CPU with
+// thousands of objects in the cluster. Claims restore across namespaces
+// through spec.dataSourceRef.namespace or through a VolumeSnapshotLink, side
+// by side, or have no data source. Run it with `make bench`. Nothing here
+// asserts a time: it reports.
 package main
 
 import (
@@ -27,7 +29,7 @@ func main() {
 	sizes := flag.String("sizes", "100,500,1000", "claim counts of the throughput runs")
 	objects := flag.Int("objects", 5000, "PVCs, VolumeSnapshots and ReferenceGrants in the cluster for the memory run (0: no memory run)")
 	out := flag.String("out", "", "also write the table to this file")
-	setups := flag.String("setups", "default,qps200,upstream", "sidecar configurations to measure (upstream: the upstream csi-provisioner at its defaults)")
+	setups := flag.String("setups", "default,qps200,upstream,capacity", "sidecar configurations to measure (upstream: the upstream csi-provisioner at its defaults; capacity: this sidecar and upstream's, each with --enable-capacity, writing CSIStorageCapacity objects while claims are provisioned)")
 	claims := flag.String("claims", "cross-namespace,link,plain", "kinds of claim to measure: cross-namespace (spec.dataSourceRef.namespace), link (through a VolumeSnapshotLink), plain (no data source)")
 	upstreamSizes := flag.String("upstream-sizes", "100", "claim counts of the upstream csi-provisioner's throughput runs (it is much slower)")
 	throughputOnly := flag.Bool("throughput-only", false, "skip the latency, API cost and memory measurements")
@@ -51,18 +53,21 @@ type options struct {
 	throughputOnly, memoryOnly, keep, smoke   bool
 }
 
-// claimCounts are how many claims the latency and API cost measurements
-// create.
+// claimCounts are how many claims the latency, API cost and capacity
+// measurements create, and how long the capacity measurement lasts.
 type claimCounts struct {
-	oneAtATime, later, cost int
+	oneAtATime, later, cost, capacity int
+	// capacityWindow is measured from the capacity run's first claim; it
+	// spans the provisioning and at least one capacity poll (1m).
+	capacityWindow time.Duration
 }
 
 var (
 	// measureCounts give percentiles and per-claim figures that are stable
 	// from run to run.
-	measureCounts = claimCounts{oneAtATime: 50, later: 20, cost: 100}
+	measureCounts = claimCounts{oneAtATime: 50, later: 20, cost: 100, capacity: 100, capacityWindow: 2 * time.Minute}
 	// smokeCounts only check that each measurement works.
-	smokeCounts = claimCounts{oneAtATime: 2, later: 2, cost: 2}
+	smokeCounts = claimCounts{oneAtATime: 2, later: 2, cost: 2, capacity: 2, capacityWindow: 5 * time.Second}
 )
 
 func run(ctx context.Context, o options) error {
@@ -119,10 +124,9 @@ func inCluster(ctx context.Context, root, work string, keep bool, measure func(*
 		return err
 	}
 	logf("starting a local cluster (logs in %s)", work)
-	// The shared sidecar serves links too: it shares the snapshots'
-	// protection finalizer with the sidecars under test, and without
-	// --cross-namespace-snapshot it would take it off while their link
-	// claims are in progress, which it does not count as uses.
+	// The shared sidecar serves links too, as a deployment would; without
+	// --cross-namespace-snapshot it would leave the link claims' protection
+	// finalizer alone.
 	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, SidecarArgs: []string{"--cross-namespace-snapshot"},
 		Progress: func(s string) { logf("  %s", s) }})
 	if env != nil {

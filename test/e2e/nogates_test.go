@@ -16,6 +16,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
@@ -125,7 +126,7 @@ func (l linkTest) story1(t *testing.T) {
 	l.waitCondition(t, test, "foo-link", snapv1alpha1.ConditionAllowed, metav1.ConditionTrue)
 	waitFor(t, "the snapshot's protection finalizer to be released", func(ctx context.Context) bool {
 		s, err := world.Snaps.SnapshotV1().VolumeSnapshots(prod).Get(ctx, "foo-backup", metav1.GetOptions{})
-		return err == nil && !slices.Contains(s.Finalizers, protectionFinalizer)
+		return err == nil && !slices.Contains(s.Finalizers, datasource.LinkSnapshotFinalizer)
 	})
 }
 
