@@ -36,7 +36,7 @@ type bench struct {
 	restores       []restore
 	throughputOnly bool
 	upstreamSizes  []int       // claim counts of the upstream sidecar's throughput runs
-	counts         claimCounts // claims of the latency and API cost measurements
+	counts         claimCounts // claims of the latency, API cost and capacity measurements
 	runs           int         // numbers the throughput runs' namespaces
 }
 
@@ -79,20 +79,25 @@ func (b *bench) all(r *results, sizes []int) error {
 		"upstream": {args: []string{"--v=1"}, upstream: true}, // its defaults: qps 5, burst 10
 	}
 	var setups []*setup
+	capacity, upstream := false, false
 	for _, name := range b.setups {
+		if name == "capacity" { // this sidecar and upstream's, measured apart: see capacity
+			capacity, upstream = true, true
+			continue
+		}
 		k, ok := known[name]
 		if !ok {
 			return fmt.Errorf("unknown setup %q", name)
 		}
 		sizes := sizes
 		if k.upstream {
-			sizes = b.upstreamSizes
+			sizes, upstream = b.upstreamSizes, true
 		}
 		setups = append(setups, &setup{name: name, args: k.args, upstream: k.upstream, sizes: sizes})
-		if k.upstream {
-			if r.upstream, err = b.env.UpstreamVersion(b.ctx); err != nil {
-				return fmt.Errorf("upstream csi-provisioner (make tools builds it): %w", err)
-			}
+	}
+	if upstream {
+		if r.upstream, err = b.env.UpstreamVersion(b.ctx); err != nil {
+			return fmt.Errorf("upstream csi-provisioner (make tools builds it): %w", err)
 		}
 	}
 	for _, s := range setups {
@@ -104,6 +109,13 @@ func (b *bench) all(r *results, sizes []int) error {
 		// On a quiet cluster first: throughput runs leave kube-controller-
 		// manager with a backlog of claims to bind for a while.
 		if err := b.latencyAndCost(r, setups); err != nil {
+			return err
+		}
+	}
+	if capacity {
+		// Before the throughput runs too, and with nothing else going on:
+		// its window is fixed.
+		if err := b.capacity(r); err != nil {
 			return err
 		}
 	}
@@ -140,7 +152,7 @@ func (b *bench) prepare(s *setup) error {
 		return err
 	}
 	s.class, s.srcNS = "bench-"+s.name, "bench-src-"+s.name
-	if err := b.storageClass(s.class, driver); err != nil {
+	if err := b.storageClass(s.class, driver, storagev1.VolumeBindingImmediate); err != nil {
 		return err
 	}
 	if err := b.namespace(s.srcNS); err != nil {
@@ -280,20 +292,29 @@ func (b *bench) createClaims(ns, class string, names []string, source *v1.TypedO
 // createClaimsTimed creates the claims with 32 workers and reports, for
 // each, the name of its future PV and when its creation returned.
 func (b *bench) createClaimsTimed(ns, class string, names []string, source *v1.TypedObjectReference, done func(pvName string, at time.Time)) error {
-	work := make(chan string)
+	return b.createClaimsWith(ns, names, func(_ int, c *v1.PersistentVolumeClaim) {
+		c.Spec.StorageClassName, c.Spec.DataSourceRef = &class, source
+	}, done)
+}
+
+// createClaimsWith is createClaimsTimed for claims that differ: complete
+// gets each claim, of 1Mi, with its index in names, to set its class and
+// the rest.
+func (b *bench) createClaimsWith(ns string, names []string, complete func(i int, c *v1.PersistentVolumeClaim), done func(pvName string, at time.Time)) error {
+	work := make(chan int)
 	errs := make(chan error, len(names))
 	var wg sync.WaitGroup
 	for range 32 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for name := range work {
+			for i := range work {
 				claim := &v1.PersistentVolumeClaim{
-					ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-					Spec: v1.PersistentVolumeClaimSpec{StorageClassName: &class, DataSourceRef: source,
-						AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
-						Resources:   v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Mi")}}},
+					ObjectMeta: metav1.ObjectMeta{Name: names[i], Namespace: ns},
+					Spec: v1.PersistentVolumeClaimSpec{AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
+						Resources: v1.VolumeResourceRequirements{Requests: v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Mi")}}},
 				}
+				complete(i, claim)
 				c, err := b.client.CoreV1().PersistentVolumeClaims(ns).Create(b.ctx, claim, metav1.CreateOptions{})
 				if err != nil {
 					errs <- err
@@ -303,8 +324,8 @@ func (b *bench) createClaimsTimed(ns, class string, names []string, source *v1.T
 			}
 		}()
 	}
-	for _, n := range names {
-		work <- n
+	for i := range names {
+		work <- i
 	}
 	close(work)
 	wg.Wait()
@@ -324,9 +345,9 @@ func (b *bench) namespace(name string) error {
 	return err
 }
 
-func (b *bench) storageClass(name, driver string) error {
+func (b *bench) storageClass(name, driver string, binding storagev1.VolumeBindingMode) error {
 	_, err := b.client.StorageV1().StorageClasses().Create(b.ctx, &storagev1.StorageClass{
-		ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: driver}, metav1.CreateOptions{})
+		ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: driver, VolumeBindingMode: &binding}, metav1.CreateOptions{})
 	return err
 }
 

@@ -175,6 +175,12 @@ func (b *bench) apiCost(s *setup, kind restore, n int) (costRow, error) {
 
 // requests sums rest_client_requests_total by method.
 func requests(addr string) (map[string]float64, error) {
+	return scrape(addr, "rest_client_requests_total", "method")
+}
+
+// scrape sums the samples of a metric on a sidecar's /metrics by the value
+// of one label.
+func scrape(addr, metric, label string) (map[string]float64, error) {
 	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // local endpoint
 	if err != nil {
 		return nil, err
@@ -185,18 +191,18 @@ func requests(addr string) (map[string]float64, error) {
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	for scanner.Scan() {
 		line := scanner.Text()
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+		if !strings.HasPrefix(line, metric+"{") {
 			continue
 		}
-		i := strings.Index(line, `method="`)
+		i := strings.Index(line, label+`="`)
 		if i < 0 {
 			continue
 		}
-		method := line[i+8:]
-		method = method[:strings.Index(method, `"`)]
+		value := line[i+len(label)+2:]
+		value = value[:strings.Index(value, `"`)]
 		v, err := strconv.ParseFloat(line[strings.LastIndex(line, " ")+1:], 64)
 		if err == nil {
-			out[method] += v
+			out[value] += v
 		}
 	}
 	return out, scanner.Err()

@@ -13,6 +13,7 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"golang.org/x/sys/unix"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
@@ -92,7 +93,7 @@ func (b *bench) memory(objects int) ([]memoryRow, error) {
 func (b *bench) fillForMemory(objects int) error {
 	const namespaces = 50
 	class := "bench-other"
-	if err := b.storageClass(class, "other.example.com"); err != nil {
+	if err := b.storageClass(class, "other.example.com", storagev1.VolumeBindingImmediate); err != nil {
 		return err
 	}
 	per := objects / namespaces

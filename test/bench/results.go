@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
 type throughputRow struct {
@@ -63,11 +65,28 @@ func (r memoryRow) String() string {
 	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | %.2f |", r.sidecar, r.objects, r.peakMiB, r.anonMiB, r.fileMiB, r.cpuSeconds)
 }
 
+func (r capacityRow) String() string {
+	perMinute := func(n float64) float64 { return 60 * n / r.window }
+	n := strconv.Itoa(r.claims)
+	if r.provisioned < r.claims {
+		n += fmt.Sprintf(" (%d provisioned)", r.provisioned)
+	}
+	calls := "-"
+	if r.getCapacity >= 0 {
+		calls = fmt.Sprintf("%.1f", perMinute(r.getCapacity))
+	}
+	writes := r.created + r.updated + r.deleted
+	return fmt.Sprintf("| %s | %s | %.1f | %.1f | %.0f | %.1f (%d / %d / %d) | %s | %.2f | %s |", r.sidecar, n,
+		r.provisionSeconds, float64(r.provisioned)/r.provisionSeconds, r.window, perMinute(float64(writes)), r.created, r.updated, r.deleted,
+		calls, float64(r.requests.reads())/float64(r.claims), r.requests.byVerb())
+}
+
 // results are the figures of one run.
 type results struct {
 	throughput []throughputRow
 	latency    []latencyRow
 	cost       []costRow
+	capacity   []capacityRow
 	memory     []memoryRow
 	upstream   string // version of the upstream sidecar in the throughput runs
 }
@@ -82,13 +101,16 @@ func (r *results) String() string {
 			b.WriteString(row.String() + "\n")
 		}
 		b.WriteString("\n`default` = --kube-api-qps=5 --kube-api-burst=10 (the upstream defaults); `qps200` = --kube-api-qps=200 --kube-api-burst=400; both with --cross-namespace-snapshot")
-		if r.upstream != "" {
+		if slices.ContainsFunc(r.throughput, func(row throughputRow) bool { return row.setup == "upstream" }) {
 			fmt.Fprintf(&b, "; `upstream` = the upstream csi-provisioner %s at its defaults (qps 5, burst 10), each run stopped after %s", r.upstream, upstreamLimit)
 		}
 		b.WriteString(".\n")
 	}
 	if r.latency != nil || r.cost != nil {
 		r.writeLatencyAndCost(&b)
+	}
+	if r.capacity != nil {
+		r.writeCapacity(&b)
 	}
 	if r.memory != nil {
 		b.WriteString("\n## Memory and CPU of a sidecar starting with many objects in the cluster\n\n")
@@ -112,6 +134,18 @@ func (r *results) writeLatencyAndCost(b *strings.Builder) {
 		b.WriteString(row.String() + "\n")
 	}
 	b.WriteString("\n`cross-namespace` claims name the snapshot in spec.dataSourceRef.namespace; `link` claims name a VolumeSnapshotLink in their own namespace.\n")
+}
+
+func (r *results) writeCapacity(b *strings.Builder) {
+	b.WriteString("\n## Capacity tracking: claims created at once, CSIStorageCapacity writes and API requests in a fixed window\n\n")
+	b.WriteString("| sidecar | claims | seconds to the last PV | PVCs/s | window (s) | CSIStorageCapacity writes/min (created / updated / deleted) | GetCapacity calls/min | API reads/claim (get + list) | API requests in the window by verb |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, row := range r.capacity {
+		b.WriteString(row.String() + "\n")
+	}
+	fmt.Fprintf(b, "\nBoth sidecars with %s and NAMESPACE=%s, otherwise at their defaults (capacity poll every 1m, qps 5, burst 10; for capacity objects qps 1, burst 5), each with a driver of its own whose %d GiB of storage is in zone-a of %d zones (%d nodes, with their CSINodes); %d WaitForFirstConsumer classes, so %d objects. ",
+		strings.Join(capacityArgs[1:], " "), localenv.CapacityNamespace, capacityBytes>>30, capacityZones(), len(capacityNodes), capacityClasses, capacityClasses*capacityZones())
+	b.WriteString("The claims alternate between the classes and between zone-a's two nodes as their selected node. ")
+	b.WriteString("The window starts at the first claim and lasts a fixed time (or until the last PV, if later); writes are the events of a watch on the driver's objects, API requests are counted by a proxy in front of each sidecar.\n")
 }
 
 func pct(sorted []time.Duration, p int) string {

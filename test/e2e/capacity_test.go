@@ -19,10 +19,8 @@ import (
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
-// capacityNamespace holds the CSIStorageCapacity objects: the namespace of
-// the capacity Role in deploy/csi-provisioner/rbac.yaml, which the sidecar
-// runs with.
-const capacityNamespace = "default"
+// capacityNamespace holds the CSIStorageCapacity objects.
+const capacityNamespace = localenv.CapacityNamespace
 
 // TestE2ECapacity runs --enable-capacity against the real API server, with
 // the shipped RBAC and a driver of its own whose storage (10Gi) sits on
@@ -107,17 +105,13 @@ func startSidecarWithEnv(t *testing.T, s *localenv.Stack, id string, env []strin
 func createNode(t *testing.T, name, driver, key string) {
 	t.Helper()
 	ctx := context.Background()
-	node := &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{key: name}}}
-	if _, err := world.Kube.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
+	t.Cleanup(func() {
+		_ = world.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+		_ = world.Kube.StorageV1().CSINodes().Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	if err := world.CreateNode(ctx, name, driver, map[string]string{key: name}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = world.Kube.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{}) })
-	csiNode := &storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: storagev1.CSINodeSpec{
-		Drivers: []storagev1.CSINodeDriver{{Name: driver, NodeID: name, TopologyKeys: []string{key}}}}}
-	if _, err := world.Kube.StorageV1().CSINodes().Create(ctx, csiNode, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = world.Kube.StorageV1().CSINodes().Delete(ctx, name, metav1.DeleteOptions{}) })
 }
 
 // createPod creates a pod that stands for the sidecar's own (no kubelet
@@ -153,7 +147,7 @@ func lateBindingClass(t *testing.T, prefix, driver string) string {
 // onNode is the scheduler's choice of a node for a late-binding claim.
 func onNode(node string) pvcOption {
 	return func(c *v1.PersistentVolumeClaim) {
-		c.Annotations = map[string]string{"volume.kubernetes.io/selected-node": node}
+		c.Annotations = map[string]string{localenv.SelectedNodeAnnotation: node}
 	}
 }
 

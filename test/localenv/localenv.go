@@ -197,7 +197,13 @@ func (e *Env) UpstreamVersion(ctx context.Context) (string, error) {
 // updates VolumeSnapshots where we patch them), and has no /healthz: it
 // counts as started once it serves its metrics.
 func (e *Env) StartUpstreamSidecar(ctx context.Context, s *Stack, id string, extra ...string) (*Sidecar, error) {
-	return e.startSidecar(ctx, s, s.Name+"-upstream-"+id, e.UpstreamBinary(), cluster.Admin, "/metrics", nil,
+	return e.StartUpstreamSidecarWithEnv(ctx, s, id, nil, extra...)
+}
+
+// StartUpstreamSidecarWithEnv is StartUpstreamSidecar with environment
+// variables, as StartSidecarWithEnv.
+func (e *Env) StartUpstreamSidecarWithEnv(ctx context.Context, s *Stack, id string, env []string, extra ...string) (*Sidecar, error) {
+	return e.startSidecar(ctx, s, s.Name+"-upstream-"+id, e.UpstreamBinary(), cluster.Admin, "/metrics", env,
 		append([]string{"--feature-gates=CrossNamespaceVolumeDataSource=true", "--v=2"}, extra...))
 }
 
