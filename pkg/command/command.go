@@ -7,12 +7,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/pflag"
 	"k8s.io/klog/v2"
+
+	// --logging-format=json, in every binary.
+	_ "k8s.io/component-base/logs/json/register"
 )
 
 // Options are what Main needs of a component's parsed flags.
@@ -50,4 +54,39 @@ func Main[O Options](component, version string, parse func(args []string) (O, er
 		klog.FlushAndExit(klog.ExitFlushTimeout, 1)
 	}
 	klog.Flush()
+}
+
+// Flags are a component's options as ParseFlags fills them.
+type Flags interface {
+	Options
+	// AddFlags binds every option to a flag of fs.
+	AddFlags(fs *pflag.FlagSet)
+	// Validate checks the options once parsed.
+	Validate() error
+}
+
+// ParseFlags parses args (without the program name) into opts, validates
+// them unless --version was asked for, and returns them. -h and --help
+// print the usage to output and return pflag.ErrHelp; parse and validation
+// errors are returned, not printed. Arguments that are no flags are an
+// error: in a manifest they are always a mistake (e.g. a value split from
+// its flag).
+func ParseFlags[O Flags](component string, args []string, output io.Writer, opts O) (O, error) {
+	var none O
+	fs := pflag.NewFlagSet(component, pflag.ContinueOnError)
+	fs.SetOutput(output)
+	opts.AddFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return none, err
+	}
+	if fs.NArg() > 0 {
+		return none, fmt.Errorf("unexpected arguments: %q", fs.Args())
+	}
+	if opts.VersionRequested() {
+		return opts, nil
+	}
+	if err := opts.Validate(); err != nil {
+		return none, err
+	}
+	return opts, nil
 }

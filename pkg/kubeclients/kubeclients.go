@@ -3,8 +3,12 @@
 package kubeclients
 
 import (
+	"fmt"
+	"os"
+
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Core returns the client of core objects and a client of its own for
@@ -34,4 +38,25 @@ func Protobuf(config *rest.Config) *rest.Config {
 	protobuf.ContentType = "application/vnd.kubernetes.protobuf"
 	protobuf.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	return protobuf
+}
+
+// RestConfig builds the API client configuration as the upstream
+// components do: from kubeconfig when set, else in-cluster; with the
+// component and the host name as its user agent.
+func RestConfig(kubeconfig, component string) (*rest.Config, error) {
+	var config *rest.Config
+	var err error
+	if kubeconfig != "" {
+		config, err = clientcmd.BuildConfigFromFlags("", kubeconfig)
+	} else {
+		config, err = rest.InClusterConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("building the Kubernetes client configuration: %w", err)
+	}
+	config.UserAgent = component
+	if host, err := os.Hostname(); err == nil {
+		config.UserAgent += "/" + host
+	}
+	return config, nil
 }

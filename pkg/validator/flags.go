@@ -1,15 +1,13 @@
 package validator
 
 import (
-	"fmt"
 	"io"
 	"os"
 
 	"github.com/spf13/pflag"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
-	// --logging-format=json, as in the sidecar.
-	_ "k8s.io/component-base/logs/json/register"
+	"github.com/xns-csi/csi-provisioner/pkg/command"
 )
 
 // ParseFlags parses the validator's command line (args without the program
@@ -22,20 +20,7 @@ func ParseFlags(args []string) (*Options, error) {
 }
 
 func parseFlags(args []string, output io.Writer) (*Options, error) {
-	opts := NewOptions()
-	fs := pflag.NewFlagSet("volume-data-source-validator", pflag.ContinueOnError)
-	fs.SetOutput(output)
-	opts.AddFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
-	if err := opts.Validate(); err != nil {
-		return nil, err
-	}
-	return opts, nil
+	return command.ParseFlags(Component, args, output, NewOptions())
 }
 
 // AddFlags binds every option to a flag of fs. The names, types and

@@ -2,9 +2,7 @@ package validator
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -13,7 +11,6 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
@@ -43,10 +40,11 @@ const lockName = "data-source-validator-leader"
 
 // Run runs the validator until ctx is done or it fails to start.
 func Run(ctx context.Context, opts *Options) error {
-	config, err := restConfig(opts)
+	config, err := kubeclients.RestConfig(opts.Kubeconfig, Component)
 	if err != nil {
 		return err
 	}
+	config.QPS, config.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
 	// Claims as protobuf; events with a client of their own, so a burst of
 	// them cannot slow the caches' relists down.
 	kube, events, err := kubeclients.Core(config)
@@ -98,28 +96,6 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	return leader.Run(ctx, leader.Config{Options: opts.LeaderElection, Client: leClient, LockName: lockName, Mux: mux,
 		ReleaseOnExit: opts.FeatureGate.Enabled(features.ReleaseLeaderElectionOnExit)}, run)
-}
-
-// restConfig builds the API client configuration as upstream does: from
-// --kubeconfig when set, else in-cluster; with --kube-api-qps and
-// --kube-api-burst.
-func restConfig(opts *Options) (*rest.Config, error) {
-	var config *rest.Config
-	var err error
-	if opts.Kubeconfig != "" {
-		config, err = clientcmd.BuildConfigFromFlags("", opts.Kubeconfig)
-	} else {
-		config, err = rest.InClusterConfig()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("building the Kubernetes client configuration: %w", err)
-	}
-	config.QPS, config.Burst = opts.KubeAPIQPS, opts.KubeAPIBurst
-	config.UserAgent = Component
-	if host, err := os.Hostname(); err == nil {
-		config.UserAgent += "/" + host
-	}
-	return config, nil
 }
 
 // newRecorder returns the event recorder for claims, with upstream's

@@ -1,0 +1,100 @@
+package snapshotwebhook
+
+import (
+	"fmt"
+
+	groupsnapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumegroupsnapshot/v1"
+	groupsnapv1beta1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumegroupsnapshot/v1beta1"
+	groupsnapv1beta2 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumegroupsnapshot/v1beta2"
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
+	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
+)
+
+// classCache is the informer cache of one kind of class, for the
+// default-class rule. The class CRDs may be missing or not readable yet
+// (optionalapi): until the cache syncs, List says why, and the webhook
+// allows new defaults rather than guess.
+type classCache struct {
+	api *optionalapi.API
+}
+
+// newSnapshotClassCache watches the VolumeSnapshotClasses once disc says
+// they are served.
+func newSnapshotClassCache(client snapclientset.Interface, disc discovery.DiscoveryInterface) *classCache {
+	return &classCache{api: optionalapi.New(optionalapi.Config{
+		Name: "VolumeSnapshotClass", Discovery: disc,
+		Candidates: []optionalapi.Candidate{{GroupVersion: snapv1.SchemeGroupVersion, Resource: snapshotClasses, Object: &snapv1.VolumeSnapshotClass{},
+			ListWatch: func() *cache.ListWatch {
+				classes := client.SnapshotV1().VolumeSnapshotClasses()
+				return optionalapi.NewListWatch(classes.List, classes.Watch)
+			}}},
+		WhileRefused: "a new default VolumeSnapshotClass is allowed without checking the others",
+	})}
+}
+
+// newGroupSnapshotClassCache watches the VolumeGroupSnapshotClasses, in
+// the newest version the cluster serves: the group snapshot API is still
+// served as v1beta1 or v1beta2 by older CRDs.
+func newGroupSnapshotClassCache(client snapclientset.Interface, disc discovery.DiscoveryInterface) *classCache {
+	return &classCache{api: optionalapi.New(optionalapi.Config{
+		Name: "VolumeGroupSnapshotClass", Discovery: disc,
+		Candidates: []optionalapi.Candidate{
+			{GroupVersion: groupsnapv1.SchemeGroupVersion, Resource: groupSnapshotClasses, Object: &groupsnapv1.VolumeGroupSnapshotClass{},
+				ListWatch: func() *cache.ListWatch {
+					classes := client.GroupsnapshotV1().VolumeGroupSnapshotClasses()
+					return optionalapi.NewListWatch(classes.List, classes.Watch)
+				}},
+			{GroupVersion: groupsnapv1beta2.SchemeGroupVersion, Resource: groupSnapshotClasses, Object: &groupsnapv1beta2.VolumeGroupSnapshotClass{},
+				ListWatch: func() *cache.ListWatch {
+					classes := client.GroupsnapshotV1beta2().VolumeGroupSnapshotClasses()
+					return optionalapi.NewListWatch(classes.List, classes.Watch)
+				}},
+			{GroupVersion: groupsnapv1beta1.SchemeGroupVersion, Resource: groupSnapshotClasses, Object: &groupsnapv1beta1.VolumeGroupSnapshotClass{},
+				ListWatch: func() *cache.ListWatch {
+					classes := client.GroupsnapshotV1beta1().VolumeGroupSnapshotClasses()
+					return optionalapi.NewListWatch(classes.List, classes.Watch)
+				}},
+		},
+		WhileRefused: "a new default VolumeGroupSnapshotClass is allowed without checking the others",
+	})}
+}
+
+// List returns the classes in the cache, or why there is no cache to read.
+func (c *classCache) List() ([]snapshotvalidation.Class, error) {
+	inf, _, err := c.api.Informer()
+	if err != nil {
+		return nil, err
+	}
+	objs := inf.GetStore().List()
+	classes := make([]snapshotvalidation.Class, 0, len(objs))
+	for _, obj := range objs {
+		class, err := classOf(obj)
+		if err != nil {
+			return nil, err
+		}
+		classes = append(classes, class)
+	}
+	return classes, nil
+}
+
+// classOf is what the default-class rule needs of a cached class.
+func classOf(obj any) (snapshotvalidation.Class, error) {
+	group := snapshotvalidation.GroupSnapshotClassKind
+	switch class := obj.(type) {
+	case *snapv1.VolumeSnapshotClass:
+		return snapshotvalidation.SnapshotClass(class), nil
+	case *groupsnapv1.VolumeGroupSnapshotClass:
+		return snapshotvalidation.NewClass(group, class.Name, class.Driver, class.Annotations), nil
+	case *groupsnapv1beta2.VolumeGroupSnapshotClass:
+		return snapshotvalidation.NewClass(group, class.Name, class.Driver, class.Annotations), nil
+	case *groupsnapv1beta1.VolumeGroupSnapshotClass:
+		return snapshotvalidation.NewClass(group, class.Name, class.Driver, class.Annotations), nil
+	default:
+		return snapshotvalidation.Class{}, fmt.Errorf("unexpected %T in a class cache", obj)
+	}
+}

@@ -1,0 +1,132 @@
+package snapshotwebhook
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"time"
+
+	admissionv1 "k8s.io/api/admission/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+)
+
+// maxRequestBytes bounds an AdmissionReview's body: kube-apiserver limits
+// an object to 3 MiB, and a review of an update carries two objects and
+// the request's metadata.
+const maxRequestBytes = 7 << 20
+
+// The reasons of HTTP errors, the metrics' reason label with result error.
+const (
+	errorMethod      = "method"
+	errorContentType = "content-type"
+	errorTooLarge    = "too-large"
+	errorBadReview   = "bad-review"
+)
+
+// Handler serves admission.k8s.io/v1 AdmissionReviews of snapshot objects
+// with an Admitter's decisions.
+type Handler struct {
+	Admitter *Admitter
+	// Metrics counts the requests; none when nil.
+	Metrics *Metrics
+	// now is the clock of the latency metric; time.Now when nil.
+	now func() time.Time
+}
+
+// ServeHTTP answers one AdmissionReview. A body that is not one gets an
+// HTTP error: without the request's uid there is no response to give, and
+// kube-apiserver then applies the webhook's failurePolicy.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := h.now
+	if now == nil {
+		now = time.Now
+	}
+	start := now()
+	logger := klog.FromContext(r.Context())
+	fail := func(code int, reason string, err error) {
+		logger.Error(err, "Cannot answer an admission request", "reason", reason, "remote", r.RemoteAddr)
+		http.Error(w, err.Error(), code)
+		h.Metrics.observe(otherResource, "", resultError, reason, now().Sub(start))
+	}
+	if r.Method != http.MethodPost {
+		fail(http.StatusMethodNotAllowed, errorMethod, errors.New("only POST is served"))
+		return
+	}
+	if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != "application/json" {
+		fail(http.StatusUnsupportedMediaType, errorContentType, errors.New("the content type must be application/json"))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			fail(http.StatusRequestEntityTooLarge, errorTooLarge, err)
+			return
+		}
+		fail(http.StatusBadRequest, errorBadReview, err)
+		return
+	}
+	review, err := decodeReview(body)
+	if err != nil {
+		fail(http.StatusBadRequest, errorBadReview, err)
+		return
+	}
+	req := review.Request
+	v := h.Admitter.Admit(req)
+	name := req.Name
+	if name == "" {
+		name = "(generated)"
+	}
+	review.Response = &admissionv1.AdmissionResponse{UID: req.UID, Allowed: v.allowed(), Result: v.status(name)}
+	review.Request = nil
+	out, err := json.Marshal(review)
+	if err != nil {
+		fail(http.StatusInternalServerError, errorBadReview, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	if _, err := w.Write(out); err != nil {
+		logger.V(2).Info("Cannot write an admission response", "err", err, "remote", r.RemoteAddr)
+	}
+	result := resultAllowed
+	if !v.allowed() {
+		result = resultDenied
+	}
+	h.Metrics.observe(v.resource, string(req.Operation), result, v.metricReason(), now().Sub(start))
+	h.log(logger, req, v)
+}
+
+// log logs a denial, and why a request was allowed without a decision.
+func (h *Handler) log(logger klog.Logger, req *admissionv1.AdmissionRequest, v verdict) {
+	object := klog.KRef(req.Namespace, req.Name)
+	switch {
+	case !v.allowed():
+		logger.Info("Denied", "resource", req.Resource.Resource, "object", object, "operation", req.Operation,
+			"user", req.UserInfo.Username, "reason", v.status(req.Name).Message)
+	case v.reason == reasonUndecodable || v.reason == reasonClassesUnavailable:
+		logger.Info("Allowed without a decision", "resource", req.Resource.Resource, "object", object,
+			"operation", req.Operation, "reason", v.reason, "err", v.cause)
+	default:
+		logger.V(5).Info("Allowed", "resource", req.Resource.Resource, "object", object, "operation", req.Operation)
+	}
+}
+
+// decodeReview decodes an admission.k8s.io/v1 AdmissionReview with a
+// request, the only version the webhook is registered for.
+func decodeReview(body []byte) (*admissionv1.AdmissionReview, error) {
+	review := &admissionv1.AdmissionReview{}
+	if err := json.Unmarshal(body, review); err != nil {
+		return nil, err
+	}
+	want := metav1.TypeMeta{APIVersion: admissionv1.SchemeGroupVersion.String(), Kind: "AdmissionReview"}
+	if review.TypeMeta != want {
+		return nil, errors.New("not an admission.k8s.io/v1 AdmissionReview: register the webhook with admissionReviewVersions [v1]")
+	}
+	if review.Request == nil {
+		return nil, errors.New("the AdmissionReview has no request")
+	}
+	return review, nil
+}

@@ -1,0 +1,64 @@
+package snapshotwebhook
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The results of an admission request, the metrics' result label.
+const (
+	resultAllowed = "allowed"
+	resultDenied  = "denied"
+	// resultError is a request that got an HTTP error instead of an
+	// AdmissionReview: kube-apiserver applies the failurePolicy.
+	resultError = "error"
+)
+
+// Metrics are the webhook's own metrics.
+type Metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// NewMetrics creates the metrics and registers them with reg:
+//
+//   - snapshot_validation_webhook_admission_requests_total{resource,
+//     operation, result, reason}: result is allowed, denied or error;
+//     reason is, for a denial, the field of the first rule broken (e.g.
+//     spec.source), for an allowed request the webhook could not decide
+//     (undecodable, classes-unavailable) or did not validate (not-validated)
+//     why, for an error what was wrong with the HTTP request; empty
+//     otherwise.
+//   - snapshot_validation_webhook_admission_duration_seconds{resource,
+//     operation}: from the request's arrival to its response being
+//     written.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Subsystem: "snapshot_validation_webhook", Name: "admission_requests_total",
+			Help: "Admission requests by resource, operation, result (allowed, denied, error) and reason.",
+		}, []string{"resource", "operation", "result", "reason"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Subsystem: "snapshot_validation_webhook", Name: "admission_duration_seconds",
+			Help:    "Time to answer an admission request, by resource and operation.",
+			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2},
+		}, []string{"resource", "operation"}),
+	}
+	for _, c := range []prometheus.Collector{m.requests, m.latency} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// observe counts one request and its latency; a nil Metrics counts
+// nothing.
+func (m *Metrics) observe(resource, operation, result, reason string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(resource, operation, result, reason).Inc()
+	m.latency.WithLabelValues(resource, operation).Observe(took.Seconds())
+}

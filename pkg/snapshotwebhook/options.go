@@ -1,0 +1,121 @@
+package snapshotwebhook
+
+import (
+	"errors"
+	"os"
+
+	"github.com/spf13/pflag"
+
+	"k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/component-base/featuregate"
+	logsapi "k8s.io/component-base/logs/api/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/command"
+)
+
+// Component is the webhook's name: its client's user agent, its log's
+// first line.
+const Component = "snapshot-validation-webhook"
+
+// Options are the webhook's command-line settings: the flags of
+// external-snapshotter's last snapshot-validation-webhook (v8.1), under
+// its names and defaults, plus --http-endpoint and --metrics-path. See
+// AddFlags.
+type Options struct {
+	// CertFile and KeyFile are --tls-cert-file and --tls-private-key-file,
+	// the serving certificate (followed by its intermediates) and key,
+	// reloaded when they change.
+	CertFile string
+	KeyFile  string
+	// Port is --port, the HTTPS port kube-apiserver calls.
+	Port int
+	// Kubeconfig is --kubeconfig; without it the in-cluster configuration
+	// is used. The webhook reads snapshot classes, nothing else.
+	Kubeconfig string
+	// PreventVolumeModeConversion is --prevent-volume-mode-conversion:
+	// VolumeSnapshotContents' spec.sourceVolumeMode is immutable.
+	PreventVolumeModeConversion bool
+	// EnableVolumeGroupSnapshotWebhook is
+	// --enable-volume-group-snapshot-webhook: the default-class rule also
+	// covers VolumeGroupSnapshotClasses.
+	EnableVolumeGroupSnapshotWebhook bool
+
+	// HTTPEndpoint is --http-endpoint, plain HTTP for metrics, /healthz
+	// and /readyz; empty disables it (/readyz is also served over HTTPS).
+	HTTPEndpoint string
+	MetricsPath  string
+
+	ShowVersion bool
+
+	// Logging holds -v, --vmodule, --logging-format and the other
+	// component-base logging flags.
+	Logging *logsapi.LoggingConfiguration
+	// loggingGates are the logging feature gates logsapi validates
+	// against; the webhook has no --feature-gates.
+	loggingGates featuregate.MutableVersionedFeatureGate
+}
+
+// NewOptions returns the defaults, which are the flags' defaults.
+func NewOptions() *Options {
+	gates := featuregate.NewFeatureGate()
+	runtime.Must(logsapi.AddFeatureGates(gates))
+	return &Options{
+		Port:                        443,
+		PreventVolumeModeConversion: true,
+		MetricsPath:                 "/metrics",
+		Logging:                     logsapi.NewLoggingConfiguration(),
+		loggingGates:                gates,
+	}
+}
+
+// ParseFlags parses the webhook's command line (args without the program
+// name) into Options and validates them: the one entry point of
+// cmd/snapshot-validation-webhook. -h and --help print the usage to stderr
+// and return pflag.ErrHelp; parse and validation errors are returned, not
+// printed.
+func ParseFlags(args []string) (*Options, error) {
+	return command.ParseFlags(Component, args, os.Stderr, NewOptions())
+}
+
+// AddFlags binds every option to a flag of fs. The names, types and
+// defaults of external-snapshotter's snapshot-validation-webhook are kept,
+// so its manifests work unchanged.
+func (o *Options) AddFlags(fs *pflag.FlagSet) {
+	fs.StringVar(&o.CertFile, "tls-cert-file", o.CertFile, "File containing the x509 Certificate for HTTPS. (CA cert, if any, concatenated after server cert). Required. Reloaded when it changes.")
+	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "File containing the x509 private key matching --tls-cert-file. Required. Reloaded when it changes.")
+	fs.IntVar(&o.Port, "port", o.Port, "Secure port that the webhook listens on.")
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file to use for volumesnapshotclasses. Required only when running out of cluster.")
+	fs.BoolVar(&o.PreventVolumeModeConversion, "prevent-volume-mode-conversion", o.PreventVolumeModeConversion, "Prevents an unauthorized user from modifying the volume mode when creating a PVC from an existing VolumeSnapshot: VolumeSnapshotContents' spec.sourceVolumeMode is immutable.")
+	fs.BoolVar(&o.EnableVolumeGroupSnapshotWebhook, "enable-volume-group-snapshot-webhook", o.EnableVolumeGroupSnapshotWebhook, "Enables webhook for VolumeGroupSnapshotClass: at most one default class per driver.")
+	fs.StringVar(&o.HTTPEndpoint, "http-endpoint", o.HTTPEndpoint, "The TCP network address where the HTTP server for diagnostics, including metrics, /healthz and /readyz, will listen (example: `:8080`). The default is empty string, which means the server is disabled.")
+	fs.StringVar(&o.MetricsPath, "metrics-path", o.MetricsPath, "The HTTP path where prometheus metrics will be exposed.")
+	fs.BoolVar(&o.ShowVersion, "version", o.ShowVersion, "Show version.")
+	logsapi.AddFlags(o.Logging, fs)
+}
+
+// Validate checks the options. It changes nothing; ApplyLogging does.
+func (o *Options) Validate() error {
+	var errs []error
+	if o.CertFile == "" || o.KeyFile == "" {
+		errs = append(errs, errors.New("--tls-cert-file and --tls-private-key-file are required"))
+	}
+	if o.Port < 1 || o.Port > 65535 {
+		errs = append(errs, errors.New("--port must be between 1 and 65535"))
+	}
+	if o.HTTPEndpoint != "" && (o.MetricsPath == "" || o.MetricsPath[0] != '/') {
+		errs = append(errs, errors.New("--metrics-path must start with /"))
+	}
+	if err := logsapi.Validate(o.Logging, o.loggingGates, nil).ToAggregate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// VersionRequested reports --version.
+func (o *Options) VersionRequested() bool { return o.ShowVersion }
+
+// ApplyLogging configures the process-wide logger from -v, --vmodule and
+// --logging-format. Call it once, after Validate.
+func (o *Options) ApplyLogging() error {
+	return logsapi.ValidateAndApply(o.Logging, o.loggingGates)
+}

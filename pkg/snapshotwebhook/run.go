@@ -1,0 +1,96 @@
+package snapshotwebhook
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/component-base/metrics/legacyregistry"
+	"k8s.io/klog/v2"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/xns-csi/csi-provisioner/pkg/httpendpoint"
+	"github.com/xns-csi/csi-provisioner/pkg/kubeclients"
+	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
+)
+
+// Paths kube-apiserver calls, those of external-snapshotter's webhook so
+// that its ValidatingWebhookConfigurations work unchanged. Both serve
+// every resource the webhook knows.
+const (
+	snapshotPath      = "/volumesnapshot"
+	groupSnapshotPath = "/volumegroupsnapshot"
+)
+
+// Run runs the webhook until ctx is done or it fails to start.
+func Run(ctx context.Context, opts *Options) error {
+	// certwatcher logs through controller-runtime's logger.
+	ctrllog.SetLogger(klog.FromContext(ctx))
+	config, err := kubeclients.RestConfig(opts.Kubeconfig, Component)
+	if err != nil {
+		return err
+	}
+	client, err := snapclientset.NewForConfig(config)
+	if err != nil {
+		return err
+	}
+	metrics, err := serveDiagnostics(ctx, opts)
+	if err != nil {
+		return err
+	}
+	caches := []*classCache{newSnapshotClassCache(client, client.Discovery())}
+	admitter := &Admitter{
+		Content:         snapshotvalidation.ContentOptions{PreventVolumeModeConversion: opts.PreventVolumeModeConversion},
+		SnapshotClasses: caches[0].List,
+	}
+	if opts.EnableVolumeGroupSnapshotWebhook {
+		caches = append(caches, newGroupSnapshotClassCache(client, client.Discovery()))
+		admitter.GroupSnapshotClasses = caches[1].List
+	}
+	handler := &Handler{Admitter: admitter, Metrics: metrics}
+	mux := http.NewServeMux()
+	mux.Handle(snapshotPath, handler)
+	mux.Handle(groupSnapshotPath, handler)
+	mux.Handle("/readyz", http.HandlerFunc(ok))
+	server, err := Listen(ctx, ServerConfig{Addr: ":" + strconv.Itoa(opts.Port), CertFile: opts.CertFile, KeyFile: opts.KeyFile, Handler: mux})
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	for _, c := range caches {
+		wg.Go(func() { c.api.Run(ctx) })
+	}
+	klog.FromContext(ctx).Info("Validating snapshots", "preventVolumeModeConversion", opts.PreventVolumeModeConversion,
+		"volumeGroupSnapshotClasses", opts.EnableVolumeGroupSnapshotWebhook)
+	err = server.Serve(ctx)
+	wg.Wait()
+	return err
+}
+
+// serveDiagnostics creates the webhook's metrics and serves them with the
+// health checks on --http-endpoint, when set. The metrics include
+// controller-runtime's (its certificate watcher's reads and errors) and the
+// process's.
+func serveDiagnostics(ctx context.Context, opts *Options) (*Metrics, error) {
+	registry := prometheus.NewRegistry()
+	metrics, err := NewMetrics(registry)
+	if err != nil || opts.HTTPEndpoint == "" {
+		return metrics, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(opts.MetricsPath, promhttp.HandlerFor(
+		prometheus.Gatherers{registry, ctrlmetrics.Registry, legacyregistry.DefaultGatherer}, promhttp.HandlerOpts{}))
+	mux.Handle("/healthz", http.HandlerFunc(ok))
+	mux.Handle("/readyz", http.HandlerFunc(ok))
+	_, err = httpendpoint.Serve(ctx, opts.HTTPEndpoint, mux)
+	return metrics, err
+}
+
+// ok answers health checks: the webhook serves as soon as it listens, and
+// allows what it cannot check yet.
+func ok(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }

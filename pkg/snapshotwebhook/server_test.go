@@ -1,0 +1,237 @@
+package snapshotwebhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"io"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/klog/v2/ktesting"
+
+	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
+)
+
+// webhook is a Server run on 127.0.0.1 with certificates from a test CA,
+// and a client that trusts that CA.
+type webhook struct {
+	ca      *testCA
+	volume  *secretVolume
+	url     string
+	metrics *Metrics
+	reg     *prometheus.Registry
+}
+
+func startWebhook(t *testing.T) *webhook {
+	t.Helper()
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	w := &webhook{ca: newTestCA(t), volume: &secretVolume{dir: t.TempDir()}, reg: prometheus.NewRegistry()}
+	certPEM, keyPEM := w.ca.issue(t, 100)
+	w.volume.write(t, certPEM, keyPEM)
+	var err error
+	if w.metrics, err = NewMetrics(w.reg); err != nil {
+		t.Fatal(err)
+	}
+	handler := &Handler{Metrics: w.metrics, Admitter: &Admitter{SnapshotClasses: classes(snapshotvalidation.Class{Name: "silver", Driver: "a.csi.io", Default: true})}}
+	mux := http.NewServeMux()
+	mux.Handle(snapshotPath, handler)
+	server, err := Listen(ctx, ServerConfig{Addr: "127.0.0.1:0", CertFile: w.volume.certFile(), KeyFile: w.volume.keyFile(), Handler: mux})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.url = "https://" + server.Addr().String() + snapshotPath
+	done := make(chan error, 1)
+	go func() { done <- server.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return w
+}
+
+// client trusts the test CA; keepAlive false makes every request a new
+// TLS handshake.
+func (w *webhook) client(keepAlive bool) *http.Client {
+	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: w.ca.pool, MinVersion: tls.VersionTLS12},
+		DisableKeepAlives: !keepAlive,
+	}}
+}
+
+// post sends body and returns the response, its decoded review (when
+// 200) and the serial of the certificate the server presented.
+func (w *webhook) post(client *http.Client, contentType string, body []byte) (*http.Response, *admissionv1.AdmissionReview, int64, error) {
+	resp, err := client.Post(w.url, contentType, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	serial := resp.TLS.PeerCertificates[0].SerialNumber.Int64()
+	if resp.StatusCode != http.StatusOK {
+		return resp, nil, serial, nil
+	}
+	review := &admissionv1.AdmissionReview{}
+	return resp, review, serial, json.Unmarshal(data, review)
+}
+
+func TestServerAnswersAdmissionReviews(t *testing.T) {
+	w := startWebhook(t)
+	client := w.client(true)
+	invalid := request(t, admissionv1.Create, snapshotsGVR, snapshot(), nil)
+	_, review, _, err := w.post(client, "application/json", reviewOf(t, invalid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := review.Response
+	if review.APIVersion != "admission.k8s.io/v1" || review.Kind != "AdmissionReview" || review.Request != nil {
+		t.Errorf("response review %+v, want an admission.k8s.io/v1 AdmissionReview without the request", review.TypeMeta)
+	}
+	if got.UID != invalid.UID || got.Allowed || got.Result.Code != http.StatusBadRequest ||
+		got.Result.Message != `VolumeSnapshot.snapshot.storage.k8s.io "snap" is invalid: spec.source: Required value: exactly one of persistentVolumeClaimName and volumeSnapshotContentName must be set` {
+		t.Errorf("response %+v %+v", got, got.Result)
+	}
+	valid := request(t, admissionv1.Create, snapshotsGVR, snapshot(fromClaim("data")), nil)
+	if _, review, _, err = w.post(client, "application/json; charset=utf-8", reviewOf(t, valid)); err != nil || !review.Response.Allowed || review.Response.UID != valid.UID {
+		t.Errorf("valid snapshot: %v %+v", err, review)
+	}
+	if n := testutil.ToFloat64(w.metrics.requests.WithLabelValues(snapshots, "CREATE", resultDenied, "spec.source")); n != 1 {
+		t.Errorf("denied by spec.source counted %v times, want 1", n)
+	}
+	if n := testutil.ToFloat64(w.metrics.requests.WithLabelValues(snapshots, "CREATE", resultAllowed, "")); n != 1 {
+		t.Errorf("allowed counted %v times, want 1", n)
+	}
+	if n := testutil.CollectAndCount(w.metrics.latency); n != 1 {
+		t.Errorf("latency series %d, want 1", n)
+	}
+}
+
+func TestServerRefusesWhatIsNoAdmissionReview(t *testing.T) {
+	w := startWebhook(t)
+	client := w.client(true)
+	v1beta1 := bytes.Replace(reviewOf(t, request(t, admissionv1.Create, snapshotsGVR, snapshot(), nil)), []byte("admission.k8s.io/v1"), []byte("admission.k8s.io/v1beta1"), 1)
+	for name, tc := range map[string]struct {
+		contentType string
+		body        []byte
+		code        int
+		reason      string
+	}{
+		"not JSON":                   {contentType: "application/yaml", body: []byte("{}"), code: http.StatusUnsupportedMediaType, reason: errorContentType},
+		"garbage":                    {contentType: "application/json", body: []byte("{"), code: http.StatusBadRequest, reason: errorBadReview},
+		"a review without a request": {contentType: "application/json", body: []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`), code: http.StatusBadRequest, reason: errorBadReview},
+		"a v1beta1 review":           {contentType: "application/json", body: v1beta1, code: http.StatusBadRequest, reason: errorBadReview},
+		"a body over the limit":      {contentType: "application/json", body: bytes.Repeat([]byte(" "), maxRequestBytes+1), code: http.StatusRequestEntityTooLarge, reason: errorTooLarge},
+	} {
+		t.Run(name, func(t *testing.T) {
+			before := testutil.ToFloat64(w.metrics.requests.WithLabelValues(otherResource, "", resultError, tc.reason))
+			resp, _, _, err := w.post(client, tc.contentType, tc.body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != tc.code {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.code)
+			}
+			if n := testutil.ToFloat64(w.metrics.requests.WithLabelValues(otherResource, "", resultError, tc.reason)); n != before+1 {
+				t.Errorf("error %s counted %v times, want %v", tc.reason, n, before+1)
+			}
+		})
+	}
+	resp, err := client.Get(w.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Errorf("GET: status %d, want 405", resp.StatusCode)
+	}
+}
+
+func TestServerRefusesTLSBelow12(t *testing.T) {
+	w := startWebhook(t)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: w.ca.pool, MaxVersion: tls.VersionTLS11}}}
+	if resp, err := client.Post(w.url, "application/json", bytes.NewReader(nil)); err == nil {
+		resp.Body.Close()
+		t.Fatal("a TLS 1.1 client was served")
+	}
+}
+
+// The certificate is swapped in its Secret volume while clients keep
+// calling: new connections get the new certificate without a restart, and
+// no request fails, neither on connections opened before the swap nor on
+// new ones.
+func TestServerReloadsItsCertificateWithoutFailingRequests(t *testing.T) {
+	w := startWebhook(t)
+	body := reviewOf(t, request(t, admissionv1.Create, snapshotsGVR, snapshot(fromClaim("data")), nil))
+	var failures, requests atomic.Int64
+	var newest atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, keepAlive := range []bool{true, false} {
+		client := w.client(keepAlive)
+		wg.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_, review, serial, err := w.post(client, "application/json", body)
+				requests.Add(1)
+				if err != nil || review == nil || !review.Response.Allowed {
+					failures.Add(1)
+					t.Errorf("request failed: %v", err)
+				}
+				if !keepAlive {
+					newest.Store(serial)
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		})
+	}
+	stopped := sync.OnceFunc(func() {
+		close(stop)
+		wg.Wait()
+	})
+	defer stopped()
+	if !eventually(func() bool { return newest.Load() == 100 }) {
+		t.Fatalf("served certificate %d before the swap, want 100", newest.Load())
+	}
+	certPEM, keyPEM := w.ca.issue(t, 200)
+	w.volume.write(t, certPEM, keyPEM)
+	reloaded := eventually(func() bool { return newest.Load() == 200 })
+	time.Sleep(100 * time.Millisecond)
+	stopped()
+	if !reloaded {
+		t.Errorf("served certificate %d after the swap, want 200", newest.Load())
+	}
+	if failures.Load() > 0 {
+		t.Errorf("%d of %d requests failed", failures.Load(), requests.Load())
+	}
+}
+
+// eventually polls cond for up to 15 s, long enough for the certificate
+// watcher's poll should its file watch miss a change.
+func eventually(cond func() bool) bool {
+	deadline := time.Now().Add(15 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
+}
