@@ -16,11 +16,13 @@ ARG TARGETARCH
 ARG VERSION=dev
 WORKDIR /src
 COPY . .
-# Both binaries: the sidecar and the volume-data-source-validator, which
+# The three binaries: the sidecar, the volume-data-source-validator, which
 # deploy/validator runs from this image with command
-# /volume-data-source-validator.
+# /volume-data-source-validator, and the snapshot-validation-webhook, run
+# with command /snapshot-validation-webhook.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOFLAGS=-mod=vendor GOTOOLCHAIN=local \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/csi-provisioner ./cmd/volume-data-source-validator
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/csi-provisioner ./cmd/volume-data-source-validator \
+    ./cmd/snapshot-validation-webhook
 
 # Run stage: distroless static, which has a variant for every platform Go
 # targets here. It runs as the unprivileged user 65532 ("nonroot"): the CSI
@@ -29,11 +31,12 @@ RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOFLAGS=-mod=vendor GOTO
 FROM gcr.io/distroless/static-debian12:nonroot
 ARG VERSION=dev
 LABEL org.opencontainers.image.title="csi-provisioner" \
-      org.opencontainers.image.description="CSI external-provisioner, a drop-in for kubernetes-csi/external-provisioner v6.3, with cross-namespace snapshot sources (KEP-3294), and a volume-data-source-validator that understands them" \
+      org.opencontainers.image.description="CSI external-provisioner, a drop-in for kubernetes-csi/external-provisioner v6.3, with cross-namespace snapshot sources (KEP-3294), a volume-data-source-validator that understands them and a snapshot validation webhook" \
       org.opencontainers.image.source="https://github.com/xns-csi/csi-provisioner" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}"
-COPY --from=build /out/csi-provisioner /out/volume-data-source-validator /
+COPY --from=build /out/csi-provisioner /out/volume-data-source-validator /out/snapshot-validation-webhook /
 USER 65532:65532
-# The sidecar; the validator is run with `command: ["/volume-data-source-validator"]`.
+# The sidecar; the validator is run with `command: ["/volume-data-source-validator"]`,
+# the webhook with `command: ["/snapshot-validation-webhook"]`.
 ENTRYPOINT ["/csi-provisioner"]
