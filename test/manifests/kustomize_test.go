@@ -19,13 +19,15 @@ import (
 // it) and the objects each renders. The top level installs everything the
 // project ships; populator/ is left out of it because its VolumePopulator cannot be created in the same apply as its CRD,
 // and examples/ has no kustomization. overlays/ha installs what the top
-// level does, changed for high availability.
+// level does, changed for high availability. webhook/ is left out of the
+// top level because it needs a certificate first.
 var kustomizations = map[string][]string{
 	".":               slices.Concat(crdObjects, sidecarObjects, validatorObjects),
 	"crds":            crdObjects,
 	"csi-provisioner": sidecarObjects,
 	"validator":       validatorObjects,
 	"populator":       populatorObjects,
+	"webhook":         webhookObjects,
 	"overlays/ha":     slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects),
 }
 

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -42,11 +43,14 @@ const deployDir = "../../deploy"
 // its typed Go struct. A document of any other kind fails the tests: add
 // the kind here, with the struct its API server or CRD uses.
 var knownKinds = map[schema.GroupVersionKind]func() any{
-	v1.SchemeGroupVersion.WithKind("Namespace"):                  func() any { return &v1.Namespace{} },
-	v1.SchemeGroupVersion.WithKind("ServiceAccount"):             func() any { return &v1.ServiceAccount{} },
-	v1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"):      func() any { return &v1.PersistentVolumeClaim{} },
-	v1.SchemeGroupVersion.WithKind("Service"):                    func() any { return &v1.Service{} },
-	appsv1.SchemeGroupVersion.WithKind("Deployment"):             func() any { return &appsv1.Deployment{} },
+	v1.SchemeGroupVersion.WithKind("Namespace"):             func() any { return &v1.Namespace{} },
+	v1.SchemeGroupVersion.WithKind("ServiceAccount"):        func() any { return &v1.ServiceAccount{} },
+	v1.SchemeGroupVersion.WithKind("PersistentVolumeClaim"): func() any { return &v1.PersistentVolumeClaim{} },
+	v1.SchemeGroupVersion.WithKind("Service"):               func() any { return &v1.Service{} },
+	appsv1.SchemeGroupVersion.WithKind("Deployment"):        func() any { return &appsv1.Deployment{} },
+	admissionregistrationv1.SchemeGroupVersion.WithKind("ValidatingWebhookConfiguration"): func() any {
+		return &admissionregistrationv1.ValidatingWebhookConfiguration{}
+	},
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"):  func() any { return &policyv1.PodDisruptionBudget{} },
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRole"):            func() any { return &rbacv1.ClusterRole{} },
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):     func() any { return &rbacv1.ClusterRoleBinding{} },
@@ -296,6 +300,16 @@ var (
 	haObjects = []string{
 		"PodDisruptionBudget default/csi-provisioner",
 	}
+	// webhookObjects are in deploy/webhook.
+	webhookObjects = []string{
+		"ServiceAccount default/snapshot-validation-webhook",
+		"ClusterRole snapshot-validation-webhook",
+		"ClusterRoleBinding snapshot-validation-webhook",
+		"Deployment default/snapshot-validation-webhook",
+		"PodDisruptionBudget default/snapshot-validation-webhook",
+		"Service default/snapshot-validation-webhook",
+		"ValidatingWebhookConfiguration validation-webhook.snapshot.storage.k8s.io",
+	}
 	// populatorObjects are in deploy/populator.
 	populatorObjects = []string{
 		"VolumePopulator volumesnapshotlink",
@@ -321,7 +335,7 @@ func TestDeployHasTheDocumentedObjects(t *testing.T) {
 	for _, m := range loadManifests(t) {
 		have[m.key()] = true
 	}
-	for _, want := range slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects, populatorObjects, exampleObjects) {
+	for _, want := range slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects, webhookObjects, populatorObjects, exampleObjects) {
 		if !have[want] {
 			t.Errorf("deploy/ has no %s", want)
 		}

@@ -288,3 +288,19 @@ func TestExtraGrants(t *testing.T) {
 func rule(group, resource string, verbs ...string) rbacv1.PolicyRule {
 	return rbacv1.PolicyRule{APIGroups: []string{group}, Resources: []string{resource}, Verbs: verbs}
 }
+
+// checkGrantsExactly fails t unless the ClusterRole or Role kind/name of
+// deploy/ grants every permission of permissions and nothing more; user
+// names the component in messages.
+func checkGrantsExactly(t *testing.T, kind, name string, permissions []permission, user string) {
+	t.Helper()
+	rules := rulesOf(t, kind, name)
+	for _, want := range permissions {
+		if missing := missingVerbs(rules, want); len(missing) > 0 {
+			t.Errorf("%s %s does not grant %v on %q/%s", kind, name, missing, want.group, want.resource)
+		}
+	}
+	for _, extra := range extraGrants(rules, permissions) {
+		t.Errorf("%s %s grants %s, which the %s does not use", kind, name, extra, user)
+	}
+}

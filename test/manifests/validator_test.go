@@ -42,15 +42,7 @@ func TestValidatorRolesGrantExactlyWhatItUses(t *testing.T) {
 		{"ClusterRole", validatorName, validatorPermissions},
 		{"Role", validatorName + "-leader-election", validatorLeasePermissions},
 	} {
-		rules := rulesOf(t, c.kind, c.name)
-		for _, want := range c.permissions {
-			if missing := missingVerbs(rules, want); len(missing) > 0 {
-				t.Errorf("%s %s does not grant %v on %q/%s", c.kind, c.name, missing, want.group, want.resource)
-			}
-		}
-		for _, extra := range extraGrants(rules, c.permissions) {
-			t.Errorf("%s %s grants %s, which the validator does not use", c.kind, c.name, extra)
-		}
+		checkGrantsExactly(t, c.kind, c.name, c.permissions, "validator")
 	}
 }
 
