@@ -18,13 +18,14 @@ import (
 	"k8s.io/klog/v2/ktesting"
 
 	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
+	"github.com/xns-csi/csi-provisioner/test/servingcerts"
 )
 
 // webhook is a Server run on 127.0.0.1 with certificates from a test CA,
 // and a client that trusts that CA.
 type webhook struct {
-	ca      *testCA
-	volume  *secretVolume
+	ca      *servingcerts.CA
+	volume  *servingcerts.SecretVolume
 	url     string
 	metrics *Metrics
 	reg     *prometheus.Registry
@@ -34,17 +35,21 @@ func startWebhook(t *testing.T) *webhook {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
-	w := &webhook{ca: newTestCA(t), volume: &secretVolume{dir: t.TempDir()}, reg: prometheus.NewRegistry()}
-	certPEM, keyPEM := w.ca.issue(t, 100)
-	w.volume.write(t, certPEM, keyPEM)
-	var err error
+	ca, err := servingcerts.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &webhook{ca: ca, volume: &servingcerts.SecretVolume{Dir: t.TempDir()}, reg: prometheus.NewRegistry()}
+	if err := w.volume.WriteIssued(ca, 100); err != nil {
+		t.Fatal(err)
+	}
 	if w.metrics, err = NewMetrics(w.reg); err != nil {
 		t.Fatal(err)
 	}
 	handler := &Handler{Metrics: w.metrics, Admitter: &Admitter{SnapshotClasses: classes(snapshotvalidation.Class{Name: "silver", Driver: "a.csi.io", Default: true})}}
 	mux := http.NewServeMux()
 	mux.Handle(snapshotPath, handler)
-	server, err := Listen(ctx, ServerConfig{Addr: "127.0.0.1:0", CertFile: w.volume.certFile(), KeyFile: w.volume.keyFile(), Handler: mux})
+	server, err := Listen(ctx, ServerConfig{Addr: "127.0.0.1:0", CertFile: w.volume.CertFile(), KeyFile: w.volume.KeyFile(), Handler: mux})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +69,7 @@ func startWebhook(t *testing.T) *webhook {
 // TLS handshake.
 func (w *webhook) client(keepAlive bool) *http.Client {
 	return &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{RootCAs: w.ca.pool, MinVersion: tls.VersionTLS12},
+		TLSClientConfig:   &tls.Config{RootCAs: w.ca.Pool, MinVersion: tls.VersionTLS12},
 		DisableKeepAlives: !keepAlive,
 	}}
 }
@@ -162,7 +167,7 @@ func TestServerRefusesWhatIsNoAdmissionReview(t *testing.T) {
 
 func TestServerRefusesTLSBelow12(t *testing.T) {
 	w := startWebhook(t)
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: w.ca.pool, MaxVersion: tls.VersionTLS11}}}
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: w.ca.Pool, MaxVersion: tls.VersionTLS11}}}
 	if resp, err := client.Post(w.url, "application/json", bytes.NewReader(nil)); err == nil {
 		resp.Body.Close()
 		t.Fatal("a TLS 1.1 client was served")
@@ -210,8 +215,9 @@ func TestServerReloadsItsCertificateWithoutFailingRequests(t *testing.T) {
 	if !eventually(func() bool { return newest.Load() == 100 }) {
 		t.Fatalf("served certificate %d before the swap, want 100", newest.Load())
 	}
-	certPEM, keyPEM := w.ca.issue(t, 200)
-	w.volume.write(t, certPEM, keyPEM)
+	if err := w.volume.WriteIssued(w.ca, 200); err != nil {
+		t.Error(err)
+	}
 	reloaded := eventually(func() bool { return newest.Load() == 200 })
 	time.Sleep(100 * time.Millisecond)
 	stopped()

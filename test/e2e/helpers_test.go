@@ -290,12 +290,20 @@ func ensureGrantCRD(t *testing.T) {
 // sidecar; 0 when absent.
 func metric(t *testing.T, sc *localenv.Sidecar, name, class string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + sc.HTTPAddr + "/metrics") //nolint:noctx // local test endpoint
+	return scrapeValue(t, sc.HTTPAddr, name+`{storage_class="`+class+`"}`)
+}
+
+// scrapeValue returns the value of one series (name and labels, as the
+// text exposition writes them) from the /metrics of the HTTP endpoint at
+// addr; 0 when absent.
+func scrapeValue(t *testing.T, addr, series string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // local test endpoint
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	want := name + `{storage_class="` + class + `"} `
+	want := series + " "
 	scanner := bufio.NewScanner(resp.Body)
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	for scanner.Scan() {
