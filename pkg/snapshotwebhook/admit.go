@@ -53,6 +53,9 @@ type Admitter struct {
 	// GroupSnapshotClasses lists the VolumeGroupSnapshotClasses; nil
 	// leaves them unvalidated (--enable-volume-group-snapshot-webhook off).
 	GroupSnapshotClasses ClassLister
+	// DeleteGuard decides the DELETE of VolumeSnapshots; nil allows them
+	// all (--guard-cross-namespace-restores off).
+	DeleteGuard *DeleteGuard
 }
 
 // verdict is the decision on one request.
@@ -67,10 +70,13 @@ type verdict struct {
 	reason string
 	// cause is the error behind reason, for the log.
 	cause error
+	// refusal, when set, forbids the request with this message (the
+	// DELETE guard); reason then says why.
+	refusal string
 }
 
 // allowed reports whether the request is allowed.
-func (v verdict) allowed() bool { return len(v.errs) == 0 }
+func (v verdict) allowed() bool { return len(v.errs) == 0 && v.refusal == "" }
 
 // status is the response's result: nil when allowed, else the rules broken
 // as an Invalid status with the seed's HTTP code, 400, which kube-apiserver
@@ -78,6 +84,10 @@ func (v verdict) allowed() bool { return len(v.errs) == 0 }
 func (v verdict) status(name string) *metav1.Status {
 	if v.allowed() {
 		return nil
+	}
+	if v.refusal != "" {
+		status := apierrors.NewForbidden(schema.GroupResource{Group: snapshotGroup, Resource: snapshots}, name, errors.New(v.refusal)).Status()
+		return &status
 	}
 	status := apierrors.NewInvalid(v.kind, name, v.errs).Status()
 	status.Code = http.StatusBadRequest
@@ -87,7 +97,7 @@ func (v verdict) status(name string) *metav1.Status {
 // metricReason is the metrics' reason label: the first broken rule's field
 // when denied, else why the request was allowed without a decision.
 func (v verdict) metricReason() string {
-	if !v.allowed() {
+	if len(v.errs) > 0 {
 		return v.errs[0].Field
 	}
 	return v.reason
@@ -99,6 +109,9 @@ func (a *Admitter) Admit(req *admissionv1.AdmissionRequest) verdict {
 	op := snapshotvalidation.Operation(req.Operation)
 	switch gr := (schema.GroupResource{Group: req.Resource.Group, Resource: req.Resource.Resource}); gr {
 	case schema.GroupResource{Group: snapshotGroup, Resource: snapshots}:
+		if req.Operation == admissionv1.Delete && a.DeleteGuard != nil {
+			return a.DeleteGuard.decide(req)
+		}
 		return decideObjects(req, snapshots, func(obj, old *snapv1.VolumeSnapshot) field.ErrorList {
 			return snapshotvalidation.Snapshot(op, obj, old)
 		})

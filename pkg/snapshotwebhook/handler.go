@@ -106,7 +106,7 @@ func (h *Handler) log(logger klog.Logger, req *admissionv1.AdmissionRequest, v v
 	case !v.allowed():
 		logger.Info("Denied", "resource", req.Resource.Resource, "object", object, "operation", req.Operation,
 			"user", req.UserInfo.Username, "reason", v.status(req.Name).Message)
-	case v.reason == reasonUndecodable || v.reason == reasonClassesUnavailable:
+	case v.reason == reasonUndecodable || v.reason == reasonClassesUnavailable || v.reason == reasonRestoresUnknown:
 		logger.Info("Allowed without a decision", "resource", req.Resource.Resource, "object", object,
 			"operation", req.Operation, "reason", v.reason, "err", v.cause)
 	default:

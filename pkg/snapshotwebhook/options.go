@@ -39,6 +39,13 @@ type Options struct {
 	// --enable-volume-group-snapshot-webhook: the default-class rule also
 	// covers VolumeGroupSnapshotClasses.
 	EnableVolumeGroupSnapshotWebhook bool
+	// GuardCrossNamespaceRestores is --guard-cross-namespace-restores: the
+	// DELETE of a VolumeSnapshot is denied while a claim in another
+	// namespace is being provisioned from it (see DeleteGuard). It needs
+	// the webhook to be registered for DELETE of volumesnapshots
+	// (deploy/webhook/guard) and to read claims, volumes, ReferenceGrants
+	// and VolumeSnapshotLinks.
+	GuardCrossNamespaceRestores bool
 
 	// HTTPEndpoint is --http-endpoint, plain HTTP for metrics, /healthz
 	// and /readyz; empty disables it (/readyz is also served over HTTPS).
@@ -87,6 +94,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file to use for volumesnapshotclasses. Required only when running out of cluster.")
 	fs.BoolVar(&o.PreventVolumeModeConversion, "prevent-volume-mode-conversion", o.PreventVolumeModeConversion, "Prevents an unauthorized user from modifying the volume mode when creating a PVC from an existing VolumeSnapshot: VolumeSnapshotContents' spec.sourceVolumeMode is immutable.")
 	fs.BoolVar(&o.EnableVolumeGroupSnapshotWebhook, "enable-volume-group-snapshot-webhook", o.EnableVolumeGroupSnapshotWebhook, "Enables webhook for VolumeGroupSnapshotClass: at most one default class per driver.")
+	fs.BoolVar(&o.GuardCrossNamespaceRestores, "guard-cross-namespace-restores", o.GuardCrossNamespaceRestores, "Deny the deletion of a VolumeSnapshot while a PersistentVolumeClaim in another namespace, allowed by a ReferenceGrant, is being provisioned from it and the snapshot carries the provisioner's source-protection finalizer (the snapshot-controller would delete its content and backend snapshot under the restore). Needs the DELETE rule of deploy/webhook/guard and its RBAC.")
 	fs.StringVar(&o.HTTPEndpoint, "http-endpoint", o.HTTPEndpoint, "The TCP network address where the HTTP server for diagnostics, including metrics, /healthz and /readyz, will listen (example: `:8080`). The default is empty string, which means the server is disabled.")
 	fs.StringVar(&o.MetricsPath, "metrics-path", o.MetricsPath, "The HTTP path where prometheus metrics will be exposed.")
 	fs.BoolVar(&o.ShowVersion, "version", o.ShowVersion, "Show version.")

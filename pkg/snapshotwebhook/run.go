@@ -52,6 +52,12 @@ func Run(ctx context.Context, opts *Options) error {
 		caches = append(caches, newGroupSnapshotClassCache(client, client.Discovery()))
 		admitter.GroupSnapshotClasses = caches[1].List
 	}
+	var runners []func(context.Context)
+	if opts.GuardCrossNamespaceRestores {
+		if admitter.DeleteGuard, runners, err = newDeleteGuard(config); err != nil {
+			return err
+		}
+	}
 	handler := &Handler{Admitter: admitter, Metrics: metrics}
 	mux := http.NewServeMux()
 	mux.Handle(snapshotPath, handler)
@@ -65,8 +71,11 @@ func Run(ctx context.Context, opts *Options) error {
 	for _, c := range caches {
 		wg.Go(func() { c.api.Run(ctx) })
 	}
+	for _, run := range runners {
+		wg.Go(func() { run(ctx) })
+	}
 	klog.FromContext(ctx).Info("Validating snapshots", "preventVolumeModeConversion", opts.PreventVolumeModeConversion,
-		"volumeGroupSnapshotClasses", opts.EnableVolumeGroupSnapshotWebhook)
+		"volumeGroupSnapshotClasses", opts.EnableVolumeGroupSnapshotWebhook, "guardCrossNamespaceRestores", opts.GuardCrossNamespaceRestores)
 	err = server.Serve(ctx)
 	wg.Wait()
 	return err

@@ -7,47 +7,17 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/inflight"
+	"github.com/xns-csi/csi-provisioner/pkg/linkcache/linkcachetest"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
 
 // links is a LinkIndex over a fixed set of VolumeSnapshotLinks.
-type links []*snapv1alpha1.VolumeSnapshotLink
+type links = linkcachetest.Links
 
-func (ls links) GetLink(namespace, name string) (*snapv1alpha1.VolumeSnapshotLink, error) {
-	for _, l := range ls {
-		if l.Namespace == namespace && l.Name == name {
-			return l, nil
-		}
-	}
-	return nil, nil
-}
-
-func (ls links) LinksTo(namespace, name string) ([]*snapv1alpha1.VolumeSnapshotLink, error) {
-	return ls.filter(func(t datasource.Source) bool { return t.Namespace == namespace && t.Name == name }), nil
-}
-
-func (ls links) LinksInto(namespace string) ([]*snapv1alpha1.VolumeSnapshotLink, error) {
-	return ls.filter(func(t datasource.Source) bool { return t.Namespace == namespace }), nil
-}
-
-func (ls links) filter(keep func(target datasource.Source) bool) []*snapv1alpha1.VolumeSnapshotLink {
-	var out []*snapv1alpha1.VolumeSnapshotLink
-	for _, l := range ls {
-		if keep(claimsource.LinkTarget(l)) {
-			out = append(out, l)
-		}
-	}
-	return out
-}
-
-func link(namespace, name, snapNamespace, snapName string) *snapv1alpha1.VolumeSnapshotLink {
-	return &snapv1alpha1.VolumeSnapshotLink{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
-		Spec: snapv1alpha1.VolumeSnapshotLinkSpec{Source: snapv1alpha1.VolumeSnapshotLinkSource{Namespace: snapNamespace, Name: snapName}}}
-}
+var link = linkcachetest.Link
 
 func linkSource(namespace, name string) datasource.Source {
 	return datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.LinkKind, Namespace: namespace, Name: name}

@@ -1,0 +1,64 @@
+package snapshotwebhook
+
+import (
+	"context"
+
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
+	"github.com/xns-csi/csi-provisioner/pkg/linkcache"
+	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
+	"github.com/xns-csi/csi-provisioner/pkg/requeue"
+	"github.com/xns-csi/csi-provisioner/pkg/sourceuse"
+)
+
+// volumeName is the name of the PV the provisioner creates for a claim,
+// as the sidecar names it.
+func volumeName(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
+
+// newDeleteGuard builds the DELETE guard on caches of claims, volumes,
+// ReferenceGrants and VolumeSnapshotLinks (the last two optional APIs),
+// and returns what runs them until ctx is done. The guard reads them as
+// the provisioner does, with cross-namespace restores and links on: a
+// claim the provisioner leaves alone does not make a snapshot carry its
+// finalizer.
+func newDeleteGuard(config *rest.Config) (*DeleteGuard, []func(context.Context), error) {
+	kube, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		return nil, nil, err
+	}
+	gateway, err := gatewayclientset.NewForConfig(config)
+	if err != nil {
+		return nil, nil, err
+	}
+	linkClient, err := linkclientset.NewForConfig(config)
+	if err != nil {
+		return nil, nil, err
+	}
+	factory := informers.NewSharedInformerFactory(kube, 0)
+	claims := factory.Core().V1().PersistentVolumeClaims().Informer()
+	if err := claims.AddIndexers(cache.Indexers{requeue.SourceIndex: requeue.IndexBySource}); err != nil {
+		return nil, nil, err
+	}
+	volumes := factory.Core().V1().PersistentVolumes()
+	volumes.Informer()
+	grants := referencegrant.NewChecker(referencegrant.Config{Client: gateway, Discovery: gateway.Discovery()})
+	links := linkcache.New(linkcache.Config{Client: linkClient, Discovery: linkClient.Discovery()})
+	guard := &DeleteGuard{
+		Finder: sourceuse.Finder{Claims: claims.GetIndexer(), Links: links, Volumes: volumes.Lister(), VolumeName: volumeName,
+			Policy: claimsource.Policy{CrossNamespace: true, Grants: grants, SnapshotLinks: true, Links: links}},
+		Synced: []cache.InformerSynced{claims.HasSynced, volumes.Informer().HasSynced},
+	}
+	runners := []func(context.Context){grants.Run, links.Run, func(ctx context.Context) {
+		factory.Start(ctx.Done())
+		<-ctx.Done()
+		factory.Shutdown()
+	}}
+	return guard, runners, nil
+}

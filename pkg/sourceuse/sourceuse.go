@@ -1,0 +1,94 @@
+// Package sourceuse answers "which pending claims would be provisioned from
+// this source?" from informer caches. Source protection asks it before it
+// releases a source's finalizer, and the snapshot validation webhook's
+// DELETE guard asks it before it lets a VolumeSnapshot go, so that both
+// mean the same claims: those provisioning (claimsource.Policy.Admit) would
+// use the source, found through the claim index of package requeue,
+// directly or through VolumeSnapshotLinks.
+package sourceuse
+
+import (
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/pkg/requeue"
+)
+
+// LinkIndex finds the VolumeSnapshotLinks that name a snapshot (see
+// package linkcache).
+type LinkIndex interface {
+	LinksTo(namespace, name string) ([]*snapv1alpha1.VolumeSnapshotLink, error)
+}
+
+// Finder reads the caches the answer is gathered from.
+type Finder struct {
+	// Claims is the PVC informer's indexer, with requeue.SourceIndex.
+	Claims cache.Indexer
+	// Links finds the claims restoring through VolumeSnapshotLinks; nil
+	// finds none.
+	Links LinkIndex
+	// Volumes is the PV lister.
+	Volumes corelisters.PersistentVolumeLister
+	// VolumeName is the name of the PV the provisioner creates for a claim.
+	VolumeName func(*v1.PersistentVolumeClaim) string
+	// Policy is provisioning's decision; only its Admit is asked.
+	Policy claimsource.Policy
+}
+
+// Use is a pending claim of a source and provisioning's verdict on it.
+type Use struct {
+	Claim   *v1.PersistentVolumeClaim
+	Verdict claimsource.Verdict
+}
+
+// Pending returns the claims that name src (or, when src.ThroughLink, a
+// VolumeSnapshotLink to it) and are still to be provisioned from it, with
+// Admit's verdict on each: not deleted, created before src's deletion was
+// requested while src (obj, as last seen) still carries its finalizer
+// (datasource.ServesDespiteDeletion), and with no PV yet. A claim whose PV
+// the cache cannot rule out, or whose source cannot be resolved, is left
+// out. The caller decides which verdicts count (Verdict.HoldsSource for
+// protection). The error says that the link cache could not be read; the
+// claims found directly are returned with it.
+func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error) {
+	objs, err := f.claimsOf(src)
+	var uses []Use
+	for _, o := range objs {
+		claim, ok := o.(*v1.PersistentVolumeClaim)
+		if !ok || claim.DeletionTimestamp != nil || !datasource.ServesDespiteDeletion(obj, src.Finalizer(), claim) {
+			continue
+		}
+		if _, err := f.Volumes.Get(f.VolumeName(claim)); !apierrors.IsNotFound(err) {
+			continue // provisioned (or the cache cannot say otherwise)
+		}
+		if _, verdict, err := f.Policy.Admit(claim); err == nil {
+			uses = append(uses, Use{Claim: claim, Verdict: verdict})
+		}
+	}
+	return uses, err
+}
+
+// claimsOf returns the indexed (pending) claims that name src or, for a
+// snapshot used through links, that name a VolumeSnapshotLink to it.
+func (f Finder) claimsOf(src datasource.Source) ([]any, error) {
+	if !src.ThroughLink {
+		objs, _ := f.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
+		return objs, nil
+	}
+	if f.Links == nil {
+		return nil, nil
+	}
+	var objs []any
+	links, err := f.Links.LinksTo(src.Namespace, src.Name)
+	for _, l := range links {
+		through, _ := f.Claims.ByIndex(requeue.SourceIndex, requeue.LinkKey(l.Namespace, l.Name))
+		objs = append(objs, through...)
+	}
+	return objs, err
+}
