@@ -52,6 +52,11 @@ fi
 kubectl -n "$namespace" create secret tls "$secret" --cert="$dir/tls.crt" --key="$dir/tls.key" \
 	--dry-run=client -o yaml | kubectl apply -f -
 bundle=$(base64 < "$dir/ca.crt" | tr -d '\n')
-kubectl patch validatingwebhookconfiguration "$configuration" --type=json \
-	-p="[{\"op\": \"add\", \"path\": \"/webhooks/0/clientConfig/caBundle\", \"value\": \"$bundle\"}]"
+# Every entry: deploy/overlays/webhook-guard adds a second one.
+entries=$(kubectl get validatingwebhookconfiguration "$configuration" -o jsonpath='{range .webhooks[*]}{.name}{"\n"}{end}' | wc -l)
+ops=()
+for ((i = 0; i < entries; i++)); do
+	ops+=("{\"op\": \"add\", \"path\": \"/webhooks/$i/clientConfig/caBundle\", \"value\": \"$bundle\"}")
+done
+kubectl patch validatingwebhookconfiguration "$configuration" --type=json -p="[$(IFS=,; echo "${ops[*]}")]"
 echo "Secret $namespace/$secret and the caBundle of $configuration are set"

@@ -26,10 +26,11 @@ type Metrics struct {
 //   - snapshot_validation_webhook_admission_requests_total{resource,
 //     operation, result, reason}: result is allowed, denied or error;
 //     reason is, for a denial, the field of the first rule broken (e.g.
-//     spec.source), for an allowed request the webhook could not decide
-//     (undecodable, classes-unavailable) or did not validate (not-validated)
-//     why, for an error what was wrong with the HTTP request; empty
-//     otherwise.
+//     spec.source) or cross-namespace-restore (the DELETE guard), for an
+//     allowed request the webhook could not decide (undecodable,
+//     classes-unavailable, restores-unknown) or did not validate
+//     (not-validated) why, for an error what was wrong with the HTTP
+//     request; empty otherwise.
 //   - snapshot_validation_webhook_admission_duration_seconds{resource,
 //     operation}: from the request's arrival to its response being
 //     written.

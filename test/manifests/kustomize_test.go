@@ -20,22 +20,24 @@ import (
 // project ships; populator/ is left out of it because its VolumePopulator cannot be created in the same apply as its CRD,
 // and examples/ has no kustomization. overlays/ha installs what the top
 // level does, changed for high availability. webhook/ is left out of the
-// top level because it needs a certificate first.
+// top level because it needs a certificate first; overlays/webhook-guard
+// installs it with its optional DELETE guard.
 var kustomizations = map[string][]string{
-	".":               slices.Concat(crdObjects, sidecarObjects, validatorObjects),
-	"crds":            crdObjects,
-	"csi-provisioner": sidecarObjects,
-	"validator":       validatorObjects,
-	"populator":       populatorObjects,
-	"webhook":         webhookObjects,
-	"overlays/ha":     slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects),
+	".":                      slices.Concat(crdObjects, sidecarObjects, validatorObjects),
+	"crds":                   crdObjects,
+	"csi-provisioner":        sidecarObjects,
+	"validator":              validatorObjects,
+	"populator":              populatorObjects,
+	"webhook":                webhookObjects,
+	"overlays/ha":            slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects),
+	"overlays/webhook-guard": slices.Concat(webhookObjects, webhookGuardObjects),
 }
 
 // overlays are the kustomizations of kustomizations that patch the objects
 // of their bases: those render unlike their files on purpose (overlay_test.go
 // checks what the patches make of them), and an overlay's directory holds
 // only the objects it adds.
-var overlays = []string{"overlays/ha"}
+var overlays = []string{"overlays/ha", "overlays/webhook-guard"}
 
 func isOverlay(dir string) bool {
 	return slices.Contains(overlays, dir)
