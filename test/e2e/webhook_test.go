@@ -42,14 +42,7 @@ func TestE2ESnapshotWebhook(t *testing.T) {
 	ctx := ctxFor(t)
 	ns := namespace(t, "webhook")
 	driver := ns + ".webhook.example.com" // no csi-snapshotter serves it
-	ca, err := servingcerts.NewCA()
-	if err != nil {
-		t.Fatal(err)
-	}
-	certs := &servingcerts.SecretVolume{Dir: t.TempDir()}
-	if err := certs.WriteIssued(ca, 1); err != nil {
-		t.Fatal(err)
-	}
+	ca, certs := webhookCerts(t)
 	// Persisted before the webhook exists: invalid under its rules (the
 	// snapshot's name is empty), valid under CEL's (has(self.name)).
 	invalid := ns + "-persisted-invalid"
@@ -177,20 +170,46 @@ func servedSerial(t *testing.T, wh *localenv.SnapshotWebhook, ca *servingcerts.C
 
 // registerWebhook registers wh for this test's objects and waits until
 // kube-apiserver calls it; the registration is removed after the test.
+// webhookCerts makes a CA and a serving certificate it issued (serial 1)
+// in a Secret volume's layout.
+func webhookCerts(t *testing.T) (*servingcerts.CA, *servingcerts.SecretVolume) {
+	t.Helper()
+	ca, err := servingcerts.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	certs := &servingcerts.SecretVolume{Dir: t.TempDir()}
+	if err := certs.WriteIssued(ca, 1); err != nil {
+		t.Fatal(err)
+	}
+	return ca, certs
+}
+
 func registerWebhook(t *testing.T, ctx context.Context, ns string, wh *localenv.SnapshotWebhook, caPEM []byte) {
+	t.Helper()
+	registerHook(t, ctx, ns, "validation-webhook.snapshot.storage.k8s.io", ns, wh, caPEM, admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
+		Rule: admissionregistrationv1.Rule{APIGroups: []string{"snapshot.storage.k8s.io"}, APIVersions: []string{"v1"},
+			Resources: []string{"volumesnapshots", "volumesnapshotcontents", "volumesnapshotclasses"}},
+	})
+	probe := contentJSON(ns, ns+"-probe", "probe.example.com", "", "", "")
+	waitFor(t, "kube-apiserver to call the webhook", func(ctx context.Context) bool { return tryCreateContentJSON(ctx, probe, true) != nil })
+}
+
+// registerHook registers wh's /volumesnapshot path, trusted through
+// caPEM, as the webhook hook of the configuration e2e-<suffix>, for rule
+// and objects labeled webhookLabel=ns only, with failurePolicy Fail (a
+// failed call is a failed request); the test deletes it.
+func registerHook(t *testing.T, ctx context.Context, suffix, hook, ns string, wh *localenv.SnapshotWebhook, caPEM []byte, rule admissionregistrationv1.RuleWithOperations) {
 	t.Helper()
 	url := wh.URL + "/volumesnapshot"
 	fail, none, timeout := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone, int32(5)
 	config := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + ns},
+		ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + suffix},
 		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:         "validation-webhook.snapshot.storage.k8s.io",
-			ClientConfig: admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
-			Rules: []admissionregistrationv1.RuleWithOperations{{
-				Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
-				Rule: admissionregistrationv1.Rule{APIGroups: []string{"snapshot.storage.k8s.io"}, APIVersions: []string{"v1"},
-					Resources: []string{"volumesnapshots", "volumesnapshotcontents", "volumesnapshotclasses"}},
-			}},
+			Name:                    hook,
+			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
+			Rules:                   []admissionregistrationv1.RuleWithOperations{rule},
 			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{webhookLabel: ns}},
 			FailurePolicy:           &fail,
 			SideEffects:             &none,
@@ -203,8 +222,6 @@ func registerWebhook(t *testing.T, ctx context.Context, ns string, wh *localenv.
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = hooks.Delete(context.Background(), config.Name, metav1.DeleteOptions{}) })
-	probe := contentJSON(ns, ns+"-probe", "probe.example.com", "", "", "")
-	waitFor(t, "kube-apiserver to call the webhook", func(ctx context.Context) bool { return tryCreateContentJSON(ctx, probe, true) != nil })
 }
 
 // contentJSON is a pre-provisioned VolumeSnapshotContent of this test as
