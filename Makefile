@@ -23,7 +23,7 @@ CRDS        := $(CACHE)/crds
 # passes through anything else (errors, downloads).
 PROGRESS    := awk '/^[a-z0-9.-]+(\/[^ :]+)*$$/ { if (++n % 200 == 0) { print "   ... " n " packages compiled"; fflush() } next } { print; fflush() }'
 
-.PHONY: help build test test-unit bench bench-smoke test-e2e tools demo demo-down generate verify verify-generated vet fmt lint vendor image clean
+.PHONY: help build test test-unit bench bench-smoke test-e2e tools demo demo-down webhook-certs generate verify verify-generated vet fmt lint vendor image clean
 
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -115,6 +115,9 @@ demo: build tools ## Play KEP-3294 Story 1 on a local cluster (LINK=1: through a
 demo-down: ## Stop a demo cluster left behind (e.g. after kill -9).
 	-pkill -f '$(subst .cache,[.]cache,$(abspath $(CACHE)))/demo' || true
 	rm -rf $(CACHE)/demo
+
+webhook-certs: ## Create the snapshot validation webhook's CA and serving pair with openssl: the Secret and caBundle of deploy/webhook (NAMESPACE=default; OUT_DIR=<dir> keeps the files, NO_KUBECTL=1 only writes them).
+	hack/webhook-certs.sh $(or $(NAMESPACE),default)
 
 generate: $(CODEGEN_TOOLS) ## Regenerate deepcopy, clientset, listers, informers (pkg/generated) and CRD YAML (deploy/crds/generated) from pkg/apis.
 	CODEGEN_BIN=$(abspath $(TOOLS)) hack/update-codegen.sh
