@@ -14,15 +14,14 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/linkcache/linkcachetest"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
-	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 	"github.com/xns-csi/csi-provisioner/pkg/sourceuse"
+	"github.com/xns-csi/csi-provisioner/pkg/sourceuse/sourceusetest"
 )
 
 // grantsAre answers every grant check with one decision.
@@ -55,20 +54,9 @@ func restoring(namespace, name, kind, source string) *v1.PersistentVolumeClaim {
 // guardOf is a DeleteGuard over caches holding claims and volumes.
 func guardOf(t *testing.T, grants claimsource.GrantChecker, ls linkcachetest.Links, synced bool, claims []*v1.PersistentVolumeClaim, volumes ...string) *DeleteGuard {
 	t.Helper()
-	claimIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{requeue.SourceIndex: requeue.IndexBySource})
-	for _, c := range claims {
-		if err := claimIndex.Add(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	volumeIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	for _, name := range volumes {
-		if err := volumeIndex.Add(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	claimIndex, pvs := sourceusetest.Caches(t, claims, volumes...)
 	return &DeleteGuard{
-		Finder: sourceuse.Finder{Claims: claimIndex, Links: ls, Volumes: corelisters.NewPersistentVolumeLister(volumeIndex), VolumeName: volumeName,
+		Finder: sourceuse.Finder{Claims: claimIndex, Links: ls, Volumes: pvs, VolumeName: volumeName,
 			Policy: claimsource.Policy{CrossNamespace: true, Grants: grants, SnapshotLinks: true, Links: ls}},
 		Synced: []cache.InformerSynced{func() bool { return synced }},
 	}

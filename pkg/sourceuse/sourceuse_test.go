@@ -9,14 +9,12 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/linkcache/linkcachetest"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
-	"github.com/xns-csi/csi-provisioner/pkg/requeue"
+	"github.com/xns-csi/csi-provisioner/pkg/sourceuse/sourceusetest"
 )
 
 // allGranted allows every reference.
@@ -50,20 +48,9 @@ func unresolvable(c *v1.PersistentVolumeClaim) { c.Spec.DataSourceRef.APIGroup =
 
 func finder(t *testing.T, claims []*v1.PersistentVolumeClaim, volumes ...string) Finder {
 	t.Helper()
-	claimIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{requeue.SourceIndex: requeue.IndexBySource})
-	for _, c := range claims {
-		if err := claimIndex.Add(c); err != nil {
-			t.Fatal(err)
-		}
-	}
-	volumeIndex := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	for _, name := range volumes {
-		if err := volumeIndex.Add(&v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	claimIndex, pvs := sourceusetest.Caches(t, claims, volumes...)
 	links := linkcachetest.Links{linkcachetest.Link("test", "to-snap", "prod", "snap")}
-	return Finder{Claims: claimIndex, Links: links, Volumes: corelisters.NewPersistentVolumeLister(volumeIndex),
+	return Finder{Claims: claimIndex, Links: links, Volumes: pvs,
 		VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) },
 		Policy:     claimsource.Policy{CrossNamespace: true, Grants: allGranted{}, SnapshotLinks: true, Links: links}}
 }
