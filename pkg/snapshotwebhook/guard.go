@@ -104,10 +104,14 @@ func (v guardVerdict) refusal(snap *snapv1.VolumeSnapshot) string {
 	if len(v.claims) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("the VolumeSnapshot is being restored across namespaces by PersistentVolumeClaim %s: deleting it now would "+
+	kind := "PersistentVolumeClaim"
+	if len(v.claims) > 1 {
+		kind += "s"
+	}
+	return fmt.Sprintf("the VolumeSnapshot is being restored across namespaces by %s %s: deleting it now would "+
 		"delete its VolumeSnapshotContent and the backend snapshot under the restore, because the snapshot-controller looks for "+
 		"restoring claims only in the snapshot's namespace %s (external-snapshotter#905); delete it once the claims are bound or deleted",
-		strings.Join(v.claims, ", "), snap.Namespace)
+		kind, strings.Join(v.claims, ", "), snap.Namespace)
 }
 
 // decide answers the DELETE of a VolumeSnapshot, which carries the object

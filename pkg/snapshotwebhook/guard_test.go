@@ -111,6 +111,9 @@ func TestDeleteGuard(t *testing.T) {
 				t.Errorf("allowed, want denied naming %v", tc.denied)
 			case len(tc.denied) > 0:
 				want := "PersistentVolumeClaim " + strings.Join(tc.denied, ", ") + ": "
+				if len(tc.denied) > 1 {
+					want = "PersistentVolumeClaims " + strings.Join(tc.denied, ", ") + ": "
+				}
 				if status.Code != http.StatusForbidden || !strings.Contains(status.Message, want) || !strings.Contains(status.Message, "external-snapshotter#905") {
 					t.Errorf("denied with %d %q, want 403 naming %q", status.Code, status.Message, want)
 				}

@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
+	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/pkg/linkcache"
@@ -41,7 +42,9 @@ func newDeleteGuard(config *rest.Config) (*DeleteGuard, []func(context.Context),
 	if err != nil {
 		return nil, nil, err
 	}
-	factory := informers.NewSharedInformerFactory(kube, 0)
+	// The guard never writes a claim back: its cache keeps what the
+	// claim-source decision reads (cachetrim.ClaimSource).
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(cachetrim.ClaimSource))
 	claims := factory.Core().V1().PersistentVolumeClaims().Informer()
 	if err := claims.AddIndexers(cache.Indexers{requeue.SourceIndex: requeue.IndexBySource}); err != nil {
 		return nil, nil, err
