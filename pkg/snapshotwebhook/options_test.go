@@ -56,3 +56,15 @@ func TestVersionNeedsNoCertificate(t *testing.T) {
 		t.Errorf("--version: %v, %+v", err, opts)
 	}
 }
+
+// The DELETE guard is off unless asked for: the default install registers
+// no DELETE (deploy/overlays/webhook-guard does).
+func TestDeleteGuardFlag(t *testing.T) {
+	certs := []string{"--tls-cert-file=c", "--tls-private-key-file=k"}
+	for args, want := range map[string]bool{"": false, "--guard-cross-namespace-restores": true} {
+		opts, err := parse(append(certs, strings.Fields(args)...), io.Discard)
+		if err != nil || opts.GuardCrossNamespaceRestores != want {
+			t.Errorf("parse(%q): guard %v (err %v), want %v", args, opts.GuardCrossNamespaceRestores, err, want)
+		}
+	}
+}
