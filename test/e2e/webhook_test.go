@@ -202,26 +202,13 @@ func registerWebhook(t *testing.T, ctx context.Context, ns string, wh *localenv.
 // failed call is a failed request); the test deletes it.
 func registerHook(t *testing.T, ctx context.Context, suffix, hook, ns string, wh *localenv.SnapshotWebhook, caPEM []byte, rule admissionregistrationv1.RuleWithOperations) {
 	t.Helper()
-	url := wh.URL + "/volumesnapshot"
-	fail, none, timeout := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone, int32(5)
-	config := &admissionregistrationv1.ValidatingWebhookConfiguration{
-		ObjectMeta: metav1.ObjectMeta{Name: "e2e-" + suffix},
-		Webhooks: []admissionregistrationv1.ValidatingWebhook{{
-			Name:                    hook,
-			ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &url, CABundle: caPEM},
-			Rules:                   []admissionregistrationv1.RuleWithOperations{rule},
-			ObjectSelector:          &metav1.LabelSelector{MatchLabels: map[string]string{webhookLabel: ns}},
-			FailurePolicy:           &fail,
-			SideEffects:             &none,
-			TimeoutSeconds:          &timeout,
-			AdmissionReviewVersions: []string{"v1"},
-		}},
-	}
-	hooks := world.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	if _, err := hooks.Create(ctx, config, metav1.CreateOptions{}); err != nil {
+	name := "e2e-" + suffix
+	if err := world.RegisterValidatingHook(ctx, localenv.ValidatingHook{Config: name, Hook: hook, URL: wh.URL + "/volumesnapshot",
+		CABundle: caPEM, Rule: rule, Labels: map[string]string{webhookLabel: ns}}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = hooks.Delete(context.Background(), config.Name, metav1.DeleteOptions{}) })
+	hooks := world.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations()
+	t.Cleanup(func() { _ = hooks.Delete(context.Background(), name, metav1.DeleteOptions{}) })
 }
 
 // contentJSON is a pre-provisioned VolumeSnapshotContent of this test as

@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strconv"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 )
 
@@ -56,4 +59,45 @@ func (e *Env) StartSnapshotWebhook(ctx context.Context, name, certFile, keyFile 
 	e.processes = append(e.processes, p)
 	w := &SnapshotWebhook{Process: p, URL: "https://127.0.0.1:" + strconv.Itoa(ports[0]), HTTPAddr: addr}
 	return w, cluster.WaitHealthy(ctx, "http://"+addr+"/healthz", "", p)
+}
+
+// ValidatingHook is one hook that RegisterValidatingHook registers as a
+// ValidatingWebhookConfiguration of its own.
+type ValidatingHook struct {
+	// Config names the ValidatingWebhookConfiguration, Hook its webhook.
+	Config, Hook string
+	// URL is where kube-apiserver calls the hook, trusted through CABundle
+	// (PEM).
+	URL      string
+	CABundle []byte
+	// Rule says which requests go through the hook.
+	Rule admissionregistrationv1.RuleWithOperations
+	// Labels, if set, limit the hook to objects that carry them.
+	Labels map[string]string
+}
+
+// RegisterValidatingHook registers h with failurePolicy Fail (a failed
+// call is a failed request), sideEffects None (so dry-run requests go
+// through it too) and a 5 s timeout. The caller deletes the configuration
+// (h.Config) when done.
+func (e *Env) RegisterValidatingHook(ctx context.Context, h ValidatingHook) error {
+	fail, none, timeout := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone, int32(5)
+	hook := admissionregistrationv1.ValidatingWebhook{
+		Name:                    h.Hook,
+		ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &h.URL, CABundle: h.CABundle},
+		Rules:                   []admissionregistrationv1.RuleWithOperations{h.Rule},
+		FailurePolicy:           &fail,
+		SideEffects:             &none,
+		TimeoutSeconds:          &timeout,
+		AdmissionReviewVersions: []string{"v1"},
+	}
+	if len(h.Labels) > 0 {
+		hook.ObjectSelector = &metav1.LabelSelector{MatchLabels: h.Labels}
+	}
+	config := &admissionregistrationv1.ValidatingWebhookConfiguration{
+		ObjectMeta: metav1.ObjectMeta{Name: h.Config},
+		Webhooks:   []admissionregistrationv1.ValidatingWebhook{hook},
+	}
+	_, err := e.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, config, metav1.CreateOptions{})
+	return err
 }
