@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"maps"
 	"slices"
 	"strings"
 
@@ -28,7 +29,7 @@ func termOf(labels map[string]string, keys []string) (t term, ok bool) {
 		t = append(t, segment{k, v})
 	}
 	t.sort()
-	return t, true
+	return slices.Compact(t), true // a key listed twice is one pair
 }
 
 func (t term) sort() {
@@ -100,12 +101,17 @@ func flatten(allowed []v1.TopologySelectorTerm) []term {
 		}
 		out = append(out, product...)
 	}
-	for _, t := range out {
+	for i, t := range out {
 		t.sort()
+		out[i] = slices.Compact(t) // an expression repeated is one pair
 	}
 	return out
 }
 
+// toCSI turns terms into CSI topologies, leaving out empty terms and terms
+// whose segments repeat an earlier one's: a term naming a key twice with
+// two values (an allowedTopologies term the API server would refuse) has
+// the last value, as upstream's maps have, and may then equal another term.
 func toCSI(terms []term) []*csi.Topology {
 	out := []*csi.Topology{}
 	for _, t := range terms {
@@ -115,6 +121,9 @@ func toCSI(terms []term) []*csi.Topology {
 		segments := make(map[string]string, len(t))
 		for _, s := range t {
 			segments[s.Key] = s.Value
+		}
+		if slices.ContainsFunc(out, func(o *csi.Topology) bool { return maps.Equal(o.Segments, segments) }) {
+			continue
 		}
 		out = append(out, &csi.Topology{Segments: segments})
 	}
