@@ -137,11 +137,15 @@ func (e *InvalidError) Error() string { return e.Message }
 //     namespace if it names one, else in the claim's; if dataSource is set as
 //     well it must name the same object, or the claim is rejected;
 //   - an apiGroup with a version in it ("snapshot.storage.k8s.io/v1", as the
-//     KEP's example spells it) is rejected: API groups carry no version.
+//     KEP's example spells it) is rejected: API groups carry no version;
+//   - a reference that names neither a kind nor an object is rejected.
 func Resolve(claim *v1.PersistentVolumeClaim) (Source, error) {
 	ds, ref := claim.Spec.DataSource, claim.Spec.DataSourceRef
 	if ds != nil {
 		if err := checkGroup("dataSource", ds.APIGroup); err != nil {
+			return Source{}, err
+		}
+		if err := checkNamed("dataSource", ds.Kind, ds.Name); err != nil {
 			return Source{}, err
 		}
 	}
@@ -152,6 +156,9 @@ func Resolve(claim *v1.PersistentVolumeClaim) (Source, error) {
 		return Source{APIGroup: deref(ds.APIGroup), Kind: ds.Kind, Namespace: claim.Namespace, Name: ds.Name}, nil
 	}
 	if err := checkGroup("dataSourceRef", ref.APIGroup); err != nil {
+		return Source{}, err
+	}
+	if err := checkNamed("dataSourceRef", ref.Kind, ref.Name); err != nil {
 		return Source{}, err
 	}
 	src := Source{APIGroup: deref(ref.APIGroup), Kind: ref.Kind, Namespace: claim.Namespace, Name: ref.Name}
@@ -173,6 +180,16 @@ func Resolve(claim *v1.PersistentVolumeClaim) (Source, error) {
 func checkGroup(fieldName string, group *string) error {
 	if errs := ValidateGroup(field.NewPath("spec", fieldName, "apiGroup"), deref(group)); len(errs) > 0 {
 		return &InvalidError{Message: errs.ToAggregate().Error()}
+	}
+	return nil
+}
+
+// checkNamed refuses a reference that is set but names nothing: it asks for
+// data, so it must not read as "no data source" and get an empty volume
+// (the API server refuses it; FuzzDecideSnapshot found it provisioned).
+func checkNamed(fieldName, kind, name string) error {
+	if kind == "" && name == "" {
+		return &InvalidError{Message: fmt.Sprintf("spec.%s is set but names no kind and no object; name the data source or remove the field", fieldName)}
 	}
 	return nil
 }

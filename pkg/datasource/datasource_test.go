@@ -136,6 +136,16 @@ func TestResolve(t *testing.T) {
 			claim:   newClaim(withDataSource("snapshot.storage.k8s.io/v1", SnapshotKind, "s")),
 			wantErr: true,
 		},
+		{
+			name:    "a dataSourceRef that names nothing is rejected, not read as no data source",
+			claim:   newClaim(withDataSourceRef("", "", "", "")),
+			wantErr: true,
+		},
+		{
+			name:    "a dataSource that names nothing is rejected too",
+			claim:   newClaim(withDataSource("", "", "")),
+			wantErr: true,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
