@@ -92,7 +92,7 @@ $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 	@chmod u+w $(CRDS)/*.yaml
 	@touch $@
 
-test: verify test-unit bench-smoke test-e2e ## Run every check and test (what CI runs).
+test: verify test-unit test-fuzz bench-smoke test-e2e ## Run every check and test (what CI runs).
 
 bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, as a smoke test (no timing is checked).
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./test/...
@@ -100,6 +100,13 @@ bench-smoke: build tools ## Run every Go benchmark once, and make bench's throug
 
 test-unit: ## Unit and component tests, with the race detector.
 	$(GO) test -race -count=1 ./...
+
+# Each fuzz target's time; the unit tests already run their seed corpora.
+FUZZTIME ?= 10s
+
+.PHONY: test-fuzz
+test-fuzz: ## Run every Go fuzz target under pkg/ for FUZZTIME each (10s; hack/fuzz.sh lists them).
+	GO='$(GO)' FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1).
 	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/ $(if $(E2E_RUN),-run '$(E2E_RUN)') 2>&1 | tee $(CACHE)/e2e.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|e2e:)|_test.go:'; exit $${PIPESTATUS[0]}
