@@ -30,7 +30,7 @@ func ValidateGroup(path *field.Path, group string) field.ErrorList {
 
 // ValidateClaimSources checks the data source fields of a claim spec as far
 // as this project's rules go: API groups spelled as ValidateGroup wants, a
-// kind and name set, and a namespace that is a DNS-1123 label. The API
+// kind and name set, and a namespace that is empty or a DNS-1123 label. The API
 // server accepts some of what this refuses (a group with a version), but no
 // controller would act on such a claim: it would wait forever.
 func ValidateClaimSources(spec v1.PersistentVolumeClaimSpec) field.ErrorList {
@@ -41,7 +41,9 @@ func ValidateClaimSources(spec v1.PersistentVolumeClaimSpec) field.ErrorList {
 	if ref := spec.DataSourceRef; ref != nil {
 		path := field.NewPath("spec", "dataSourceRef")
 		errs = append(errs, validateReference(path, ref.APIGroup, ref.Kind, ref.Name)...)
-		if ref.Namespace != nil {
+		// An empty namespace is the claim's own, as kube-apiserver (which
+		// checks only a non-empty one) and Resolve read it.
+		if ref.Namespace != nil && *ref.Namespace != "" {
 			for _, msg := range validation.IsDNS1123Label(*ref.Namespace) {
 				errs = append(errs, field.Invalid(path.Child("namespace"), *ref.Namespace, msg))
 			}

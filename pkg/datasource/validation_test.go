@@ -31,6 +31,22 @@ func TestValidateClaimSources(t *testing.T) {
 			spec:    newClaimSpec("snapshot.storage.k8s.io/v1"),
 			wantErr: `spec.dataSourceRef.apiGroup: Invalid value: "snapshot.storage.k8s.io/v1": contains a version`,
 		},
+		"an empty dataSourceRef.namespace is the claim's own, as the API server reads it": {
+			spec: func() v1.PersistentVolumeClaimSpec {
+				s := newClaimSpec("snapshot.storage.k8s.io")
+				s.DataSourceRef.Namespace = new(string)
+				return s
+			}(),
+		},
+		"a dataSourceRef.namespace that is not a DNS label is rejected": {
+			spec: func() v1.PersistentVolumeClaimSpec {
+				s := newClaimSpec("snapshot.storage.k8s.io")
+				ns := "Prod"
+				s.DataSourceRef.Namespace = &ns
+				return s
+			}(),
+			wantErr: `spec.dataSourceRef.namespace`,
+		},
 		"a legacy dataSource with a version in its apiGroup is rejected": {
 			spec: v1.PersistentVolumeClaimSpec{DataSource: &v1.TypedLocalObjectReference{
 				APIGroup: newClaimSpec("snapshot.storage.k8s.io/v1").DataSourceRef.APIGroup, Kind: "VolumeSnapshot", Name: "s",
