@@ -62,6 +62,17 @@ func guardOf(t *testing.T, grants claimsource.GrantChecker, ls linkcachetest.Lin
 	}
 }
 
+// setAs sets g's policy as sidecars with or without the cross-namespace
+// gate and --cross-namespace-snapshot decide (newDeleteGuard from the
+// flags); without links it has no link cache, as there.
+func setAs(g *DeleteGuard, crossNamespace, links bool) *DeleteGuard {
+	g.Finder.Policy.CrossNamespace, g.Finder.Policy.SnapshotLinks = crossNamespace, links
+	if !links {
+		g.Finder.Links, g.Finder.Policy.Links = nil, nil
+	}
+	return g
+}
+
 func TestDeleteGuard(t *testing.T) {
 	protected := snapshot(fromClaim("data"), withFinalizer(datasource.SnapshotFinalizer))
 	linkProtected := snapshot(fromClaim("data"), withFinalizer(datasource.LinkSnapshotFinalizer))
@@ -83,6 +94,11 @@ func TestDeleteGuard(t *testing.T) {
 		"a restore through a VolumeSnapshotLink is denied": {
 			guard: guardOf(t, granted, linkcachetest.Links{link}, true, []*v1.PersistentVolumeClaim{restoring("prod", "through", datasource.LinkKind, "to-snap")}),
 			snap:  linkProtected, denied: []string{"prod/through"}, reason: reasonCrossNamespaceRestore},
+		"sidecars without the gate restore nothing from dataSourceRef.namespace": {
+			guard: setAs(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), false, true), snap: protected},
+		"sidecars without --cross-namespace-snapshot restore nothing through links": {
+			guard: setAs(guardOf(t, granted, linkcachetest.Links{link}, true, []*v1.PersistentVolumeClaim{restoring("prod", "through", datasource.LinkKind, "to-snap")}), true, false),
+			snap:  linkProtected},
 		"a snapshot without the protection finalizer is allowed": {
 			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), snap: snapshot(fromClaim("data"))},
 		"a restore in the snapshot's own namespace is left to the snapshot-controller": {

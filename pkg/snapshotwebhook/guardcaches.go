@@ -12,6 +12,7 @@ import (
 
 	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+	"github.com/xns-csi/csi-provisioner/pkg/features"
 	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/pkg/linkcache"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
@@ -25,20 +26,16 @@ func volumeName(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.U
 
 // newDeleteGuard builds the DELETE guard on caches of claims, volumes,
 // ReferenceGrants and VolumeSnapshotLinks (the last two optional APIs),
-// and returns what runs them until ctx is done. The guard reads them as
-// the provisioner does, with cross-namespace restores and links on: a
-// claim the provisioner leaves alone does not make a snapshot carry its
-// finalizer.
-func newDeleteGuard(config *rest.Config) (*DeleteGuard, []func(context.Context), error) {
+// and returns what runs them until ctx is done. The guard decides claims as
+// the sidecars do, set as opts says they are (--feature-gates,
+// --cross-namespace-snapshot): a claim they leave alone is no restore to
+// guard. Without --cross-namespace-snapshot it has no link cache.
+func newDeleteGuard(config *rest.Config, opts *Options) (*DeleteGuard, []func(context.Context), error) {
 	kube, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, nil, err
 	}
 	gateway, err := gatewayclientset.NewForConfig(config)
-	if err != nil {
-		return nil, nil, err
-	}
-	linkClient, err := linkclientset.NewForConfig(config)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -52,16 +49,24 @@ func newDeleteGuard(config *rest.Config) (*DeleteGuard, []func(context.Context),
 	volumes := factory.Core().V1().PersistentVolumes()
 	volumes.Informer()
 	grants := referencegrant.NewChecker(referencegrant.Config{Client: gateway, Discovery: gateway.Discovery()})
-	links := linkcache.New(linkcache.Config{Client: linkClient, Discovery: linkClient.Discovery()})
 	guard := &DeleteGuard{
-		Finder: sourceuse.Finder{Claims: claims.GetIndexer(), Links: links, Volumes: volumes.Lister(), VolumeName: volumeName,
-			Policy: claimsource.Policy{CrossNamespace: true, Grants: grants, SnapshotLinks: true, Links: links}},
+		Finder: sourceuse.Finder{Claims: claims.GetIndexer(), Volumes: volumes.Lister(), VolumeName: volumeName,
+			Policy: claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants}},
 		Synced: []cache.InformerSynced{claims.HasSynced, volumes.Informer().HasSynced},
 	}
-	runners := []func(context.Context){grants.Run, links.Run, func(ctx context.Context) {
+	runners := []func(context.Context){grants.Run, func(ctx context.Context) {
 		factory.Start(ctx.Done())
 		<-ctx.Done()
 		factory.Shutdown()
 	}}
+	if opts.CrossNamespaceSnapshot {
+		linkClient, err := linkclientset.NewForConfig(config)
+		if err != nil {
+			return nil, nil, err
+		}
+		links := linkcache.New(linkcache.Config{Client: linkClient, Discovery: linkClient.Discovery()})
+		guard.Finder.Links, guard.Finder.Policy.SnapshotLinks, guard.Finder.Policy.Links = links, true, links
+		runners = append(runners, links.Run)
+	}
 	return guard, runners, nil
 }

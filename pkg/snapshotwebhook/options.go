@@ -6,11 +6,11 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"k8s.io/apimachinery/pkg/util/runtime"
 	"k8s.io/component-base/featuregate"
 	logsapi "k8s.io/component-base/logs/api/v1"
 
 	"github.com/xns-csi/csi-provisioner/pkg/command"
+	"github.com/xns-csi/csi-provisioner/pkg/features"
 )
 
 // Component is the webhook's name: its client's user agent, its log's
@@ -19,8 +19,9 @@ const Component = "snapshot-validation-webhook"
 
 // Options are the webhook's command-line settings: the flags of
 // external-snapshotter's last snapshot-validation-webhook (v8.1), under
-// its names and defaults, plus --http-endpoint and --metrics-path. See
-// AddFlags.
+// its names and defaults, plus --http-endpoint and --metrics-path, and for
+// the DELETE guard the flags that say how the csi-provisioner sidecars are
+// set (--feature-gates, --cross-namespace-snapshot). See AddFlags.
 type Options struct {
 	// CertFile and KeyFile are --tls-cert-file and --tls-private-key-file,
 	// the serving certificate (followed by its intermediates) and key,
@@ -46,6 +47,10 @@ type Options struct {
 	// (deploy/webhook/guard) and to read claims, volumes, ReferenceGrants
 	// and VolumeSnapshotLinks.
 	GuardCrossNamespaceRestores bool
+	// CrossNamespaceSnapshot is --cross-namespace-snapshot, as the
+	// sidecars have it: the guard counts claims restoring through
+	// VolumeSnapshotLinks.
+	CrossNamespaceSnapshot bool
 
 	// HTTPEndpoint is --http-endpoint, plain HTTP for metrics, /healthz
 	// and /readyz; empty disables it (/readyz is also served over HTTPS).
@@ -57,21 +62,20 @@ type Options struct {
 	// Logging holds -v, --vmodule, --logging-format and the other
 	// component-base logging flags.
 	Logging *logsapi.LoggingConfiguration
-	// loggingGates are the logging feature gates logsapi validates
-	// against; the webhook has no --feature-gates.
-	loggingGates featuregate.MutableVersionedFeatureGate
+	// FeatureGate holds --feature-gates, the sidecar's gates (and the
+	// logging gates): with CrossNamespaceSourceProvisioning the guard counts
+	// claims whose dataSourceRef names another namespace.
+	FeatureGate featuregate.MutableVersionedFeatureGate
 }
 
 // NewOptions returns the defaults, which are the flags' defaults.
 func NewOptions() *Options {
-	gates := featuregate.NewFeatureGate()
-	runtime.Must(logsapi.AddFeatureGates(gates))
 	return &Options{
 		Port:                        443,
 		PreventVolumeModeConversion: true,
 		MetricsPath:                 "/metrics",
 		Logging:                     logsapi.NewLoggingConfiguration(),
-		loggingGates:                gates,
+		FeatureGate:                 features.NewGate(),
 	}
 }
 
@@ -94,10 +98,12 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file to use for volumesnapshotclasses. Required only when running out of cluster.")
 	fs.BoolVar(&o.PreventVolumeModeConversion, "prevent-volume-mode-conversion", o.PreventVolumeModeConversion, "Prevents an unauthorized user from modifying the volume mode when creating a PVC from an existing VolumeSnapshot: VolumeSnapshotContents' spec.sourceVolumeMode is immutable.")
 	fs.BoolVar(&o.EnableVolumeGroupSnapshotWebhook, "enable-volume-group-snapshot-webhook", o.EnableVolumeGroupSnapshotWebhook, "Enables webhook for VolumeGroupSnapshotClass: at most one default class per driver.")
-	fs.BoolVar(&o.GuardCrossNamespaceRestores, "guard-cross-namespace-restores", o.GuardCrossNamespaceRestores, "Deny the deletion of a VolumeSnapshot while a PersistentVolumeClaim in another namespace, allowed by a ReferenceGrant, is being provisioned from it and the snapshot carries the provisioner's source-protection finalizer (the snapshot-controller would delete its content and backend snapshot under the restore). Needs the DELETE rule of deploy/webhook/guard and its RBAC.")
+	fs.BoolVar(&o.GuardCrossNamespaceRestores, "guard-cross-namespace-restores", o.GuardCrossNamespaceRestores, "Deny the deletion of a VolumeSnapshot while a PersistentVolumeClaim in another namespace, allowed by a ReferenceGrant, is being provisioned from it and the snapshot carries the provisioner's source-protection finalizer (the snapshot-controller would delete its content and backend snapshot under the restore). Needs the DELETE rule of deploy/overlays/webhook-guard and its RBAC, and --feature-gates=CrossNamespaceSourceProvisioning=true and/or --cross-namespace-snapshot set as your sidecars are set.")
+	fs.BoolVar(&o.CrossNamespaceSnapshot, "cross-namespace-snapshot", o.CrossNamespaceSnapshot, "With --guard-cross-namespace-restores: count claims whose dataSourceRef is a VolumeSnapshotLink to the snapshot, as csi-provisioner sidecars with --cross-namespace-snapshot restore them. Set it as your sidecars are set.")
 	fs.StringVar(&o.HTTPEndpoint, "http-endpoint", o.HTTPEndpoint, "The TCP network address where the HTTP server for diagnostics, including metrics, /healthz and /readyz, will listen (example: `:8080`). The default is empty string, which means the server is disabled.")
 	fs.StringVar(&o.MetricsPath, "metrics-path", o.MetricsPath, "The HTTP path where prometheus metrics will be exposed.")
 	fs.BoolVar(&o.ShowVersion, "version", o.ShowVersion, "Show version.")
+	o.FeatureGate.AddFlag(fs)
 	logsapi.AddFlags(o.Logging, fs)
 }
 
@@ -113,7 +119,11 @@ func (o *Options) Validate() error {
 	if o.HTTPEndpoint != "" && (o.MetricsPath == "" || o.MetricsPath[0] != '/') {
 		errs = append(errs, errors.New("--metrics-path must start with /"))
 	}
-	if err := logsapi.Validate(o.Logging, o.loggingGates, nil).ToAggregate(); err != nil {
+	if o.GuardCrossNamespaceRestores && !o.guardsClaims() {
+		errs = append(errs, errors.New("--guard-cross-namespace-restores guards the restores of sidecars that provision across namespaces: "+
+			"set --feature-gates=CrossNamespaceSourceProvisioning=true and/or --cross-namespace-snapshot as your csi-provisioner sidecars are set"))
+	}
+	if err := logsapi.Validate(o.Logging, o.FeatureGate, nil).ToAggregate(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -125,5 +135,12 @@ func (o *Options) VersionRequested() bool { return o.ShowVersion }
 // ApplyLogging configures the process-wide logger from -v, --vmodule and
 // --logging-format. Call it once, after Validate.
 func (o *Options) ApplyLogging() error {
-	return logsapi.ValidateAndApply(o.Logging, o.loggingGates)
+	return logsapi.ValidateAndApply(o.Logging, o.FeatureGate)
+}
+
+// guardsClaims reports whether the sidecars, as the flags describe them,
+// restore any claim from another namespace: through dataSourceRef.namespace
+// or through VolumeSnapshotLinks.
+func (o *Options) guardsClaims() bool {
+	return features.CrossNamespaceEnabled(o.FeatureGate) || o.CrossNamespaceSnapshot
 }

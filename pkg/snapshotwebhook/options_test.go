@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/xns-csi/csi-provisioner/pkg/command"
+	"github.com/xns-csi/csi-provisioner/pkg/features"
 )
 
 // The arguments of external-snapshotter's deploy/kubernetes/webhook-example
@@ -58,13 +59,40 @@ func TestVersionNeedsNoCertificate(t *testing.T) {
 }
 
 // The DELETE guard is off unless asked for: the default install registers
-// no DELETE (deploy/overlays/webhook-guard does).
-func TestDeleteGuardFlag(t *testing.T) {
+// no DELETE (deploy/overlays/webhook-guard does). It guards the restores
+// of sidecars set as --feature-gates and --cross-namespace-snapshot say,
+// and refuses to start when they say the sidecars restore nothing across
+// namespaces: a guard that can never deny is a mistake in the flags.
+func TestDeleteGuardFlags(t *testing.T) {
 	certs := []string{"--tls-cert-file=c", "--tls-private-key-file=k"}
-	for args, want := range map[string]bool{"": false, "--guard-cross-namespace-restores": true} {
-		opts, err := parse(append(certs, strings.Fields(args)...), io.Discard)
-		if err != nil || opts.GuardCrossNamespaceRestores != want {
-			t.Errorf("parse(%q): guard %v (err %v), want %v", args, opts.GuardCrossNamespaceRestores, err, want)
+	tests := []struct {
+		args                         string
+		guard, crossNamespace, links bool
+		wantErr                      string
+	}{
+		{args: ""},
+		{args: "--cross-namespace-snapshot", links: true},
+		{args: "--guard-cross-namespace-restores", wantErr: "--guard-cross-namespace-restores guards the restores of sidecars"},
+		{args: "--guard-cross-namespace-restores --feature-gates=CrossNamespaceSourceProvisioning=true", guard: true, crossNamespace: true},
+		{args: "--guard-cross-namespace-restores --cross-namespace-snapshot", guard: true, links: true},
+		{args: "--guard-cross-namespace-restores --feature-gates=CrossNamespaceSourceProvisioning=true --cross-namespace-snapshot",
+			guard: true, crossNamespace: true, links: true},
+		{args: "--feature-gates=NoSuchGate=true", wantErr: "NoSuchGate"},
+	}
+	for _, tt := range tests {
+		opts, err := parse(append(certs, strings.Fields(tt.args)...), io.Discard)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("parse(%q) = %v, want an error containing %q", tt.args, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parse(%q): %v", tt.args, err)
+			continue
+		}
+		if got := [3]bool{opts.GuardCrossNamespaceRestores, features.CrossNamespaceEnabled(opts.FeatureGate), opts.CrossNamespaceSnapshot}; got != [3]bool{tt.guard, tt.crossNamespace, tt.links} {
+			t.Errorf("parse(%q): guard, gate, links = %v, want %v", tt.args, got, [3]bool{tt.guard, tt.crossNamespace, tt.links})
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/xns-csi/csi-provisioner/pkg/features"
 	"github.com/xns-csi/csi-provisioner/pkg/httpendpoint"
 	"github.com/xns-csi/csi-provisioner/pkg/kubeclients"
 	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
@@ -54,7 +55,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	var runners []func(context.Context)
 	if opts.GuardCrossNamespaceRestores {
-		if admitter.DeleteGuard, runners, err = newDeleteGuard(config); err != nil {
+		if admitter.DeleteGuard, runners, err = newDeleteGuard(config, opts); err != nil {
 			return err
 		}
 	}
@@ -75,7 +76,8 @@ func Run(ctx context.Context, opts *Options) error {
 		wg.Go(func() { run(ctx) })
 	}
 	klog.FromContext(ctx).Info("Validating snapshots", "preventVolumeModeConversion", opts.PreventVolumeModeConversion,
-		"volumeGroupSnapshotClasses", opts.EnableVolumeGroupSnapshotWebhook, "guardCrossNamespaceRestores", opts.GuardCrossNamespaceRestores)
+		"volumeGroupSnapshotClasses", opts.EnableVolumeGroupSnapshotWebhook, "guardCrossNamespaceRestores", opts.GuardCrossNamespaceRestores,
+		"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", opts.CrossNamespaceSnapshot)
 	err = server.Serve(ctx)
 	wg.Wait()
 	return err

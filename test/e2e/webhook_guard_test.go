@@ -98,7 +98,8 @@ func startGuardWebhook(t *testing.T, ctx context.Context) *guardWebhook {
 		t.Fatal(err)
 	}
 	ca, certs := webhookCerts(t)
-	wh, err := world.StartSnapshotWebhook(ctx, "snapshot-webhook-guard", certs.CertFile(), certs.KeyFile(), "--v=4", "--guard-cross-namespace-restores")
+	wh, err := world.StartSnapshotWebhook(ctx, "snapshot-webhook-guard", certs.CertFile(), certs.KeyFile(), "--v=4", "--guard-cross-namespace-restores",
+		"--feature-gates=CrossNamespaceSourceProvisioning=true", "--cross-namespace-snapshot")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,7 +32,9 @@ func TestWebhookGuardRoleGrantsExactlyWhatItUses(t *testing.T) {
 	checkGrantsExactly(t, "ClusterRole", guardRole, guardPermissions, "webhook's DELETE guard")
 }
 
-// TestWebhookGuardOverlay: the overlay runs the webhook with the flag, binds the guard's role to its
+// TestWebhookGuardOverlay: the overlay runs the webhook with the flag and
+// the sidecars' cross-namespace settings (without which it refuses to
+// start), binds the guard's role to its
 // ServiceAccount, and adds a webhook entry for DELETE of volumesnapshots
 // only, on the same Service and path, Ignore and 2 s as the first; the
 // first entry still sees no DELETE.
@@ -57,8 +59,11 @@ func TestWebhookGuardOverlay(t *testing.T) {
 	if !bound {
 		t.Errorf("ClusterRole %s is not bound to ServiceAccount default/%s", guardRole, webhookName)
 	}
-	if args := deployment.Spec.Template.Spec.Containers[0].Args; !slices.Contains(args, "--guard-cross-namespace-restores") {
-		t.Errorf("args %q, want --guard-cross-namespace-restores", args)
+	args := deployment.Spec.Template.Spec.Containers[0].Args
+	for _, want := range []string{"--guard-cross-namespace-restores", "--feature-gates=CrossNamespaceSourceProvisioning=true", "--cross-namespace-snapshot"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("args %q, want %s", args, want)
+		}
 	}
 	if len(config.Webhooks) != 2 {
 		t.Fatalf("%d webhooks, want 2", len(config.Webhooks))
