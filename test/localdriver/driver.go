@@ -88,6 +88,13 @@ type Config struct {
 	// {"topology.local.csi.example.com/node": "node-1"}; empty means none
 	// (the storage is reachable from everywhere, as before).
 	Topology map[string]string
+	// FaultsFile, if set, is a JSON Faults file read on every call: the
+	// fault switches of the fault-injection suite. A missing file injects
+	// nothing.
+	FaultsFile string
+	// CallLog, if set, is a file the driver appends a CallRecord to when a
+	// call starts and ends.
+	CallLog string
 }
 
 // Validate checks every field Run needs. It changes nothing.
@@ -139,6 +146,8 @@ type Driver struct {
 	// for none.
 	capacityBytes int64
 	topology      map[string]string
+	// faultsFile and callLog are Config's.
+	faultsFile, callLog string
 
 	// mu guards the maps and every change on disk below the state
 	// directory; the maps mirror the metadata files.
@@ -175,6 +184,8 @@ func New(ctx context.Context, cfg Config) (*Driver, error) {
 		restoreDelay:  cfg.RestoreDelay,
 		restoring:     map[string]int{},
 		capacityBytes: cfg.CapacityBytes,
+		faultsFile:    cfg.FaultsFile,
+		callLog:       cfg.CallLog,
 	}
 	if d.capacityBytes == 0 {
 		d.capacityBytes = DefaultCapacityPoolBytes

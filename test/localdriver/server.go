@@ -61,9 +61,17 @@ func Run(ctx context.Context, cfg Config) error {
 // Serve serves the Identity, Controller and Node services on lis until ctx
 // is done or serving fails, and closes lis. Calls are logged at verbosity 5
 // with their secrets stripped, and failed calls at verbosity 2, through the
-// logger in ctx.
+// logger in ctx. With Config.CallLog each call is journaled, and with
+// Config.FaultsFile the file's fault rules apply to it.
 func (d *Driver) Serve(ctx context.Context, lis net.Listener) error {
-	srv := grpc.NewServer(grpc.UnaryInterceptor(logCalls(klog.FromContext(ctx))))
+	interceptors := []grpc.UnaryServerInterceptor{logCalls(klog.FromContext(ctx))}
+	if d.callLog != "" {
+		interceptors = append(interceptors, journalCalls(d.callLog))
+	}
+	if d.faultsFile != "" {
+		interceptors = append(interceptors, injectFaults(d.faultsFile))
+	}
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(interceptors...))
 	csi.RegisterIdentityServer(srv, d)
 	csi.RegisterControllerServer(srv, d)
 	csi.RegisterNodeServer(srv, d)

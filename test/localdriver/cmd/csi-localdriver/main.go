@@ -26,6 +26,8 @@ func main() {
 	fs.StringVar(&cfg.Name, "name", localdriver.DefaultName, "CSI driver name")
 	fs.StringVar(&cfg.NodeID, "node-id", hostname, "node ID that NodeGetInfo reports")
 	fs.DurationVar(&cfg.RestoreDelay, "restore-delay", 0, "wait this long in every CreateVolume with a content source (tests)")
+	fs.StringVar(&cfg.FaultsFile, "faults-file", "", "JSON fault rules (localdriver.Faults), re-read on every call: injected gRPC codes and delays per method, before or after the call runs (tests)")
+	fs.StringVar(&cfg.CallLog, "call-log", "", "file to append a JSON line to when each call starts and ends (tests)")
 	fs.Int64Var(&cfg.CapacityBytes, "capacity-bytes", localdriver.DefaultCapacityPoolBytes, "size of the storage pool that GetCapacity reports from")
 	fs.Func("topology", "topology segment of the storage, key=value[,key=value...]; none by default", func(s string) error {
 		topology, err := localdriver.ParseTopology(s)
