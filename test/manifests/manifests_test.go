@@ -274,6 +274,8 @@ var (
 	crdObjects = []string{
 		"CustomResourceDefinition volumesnapshotlinks.snapshot.storage.k8s.io",
 		"CustomResourceDefinition volumepopulators.populator.storage.k8s.io",
+		"CustomResourceDefinition storagetransferrequests.transfer.xns-csi.io",
+		"CustomResourceDefinition storagetransferaccepts.transfer.xns-csi.io",
 	}
 	// sidecarObjects are in deploy/csi-provisioner.
 	sidecarObjects = []string{

@@ -12,6 +12,7 @@ import (
 	internalinterfaces "github.com/xns-csi/csi-provisioner/pkg/generated/informers/internalinterfaces"
 	populator "github.com/xns-csi/csi-provisioner/pkg/generated/informers/populator"
 	snapshot "github.com/xns-csi/csi-provisioner/pkg/generated/informers/snapshot"
+	transfer "github.com/xns-csi/csi-provisioner/pkg/generated/informers/transfer"
 	v1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	runtime "k8s.io/apimachinery/pkg/runtime"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
@@ -312,6 +313,7 @@ type SharedInformerFactory interface {
 
 	Populator() populator.Interface
 	Snapshot() snapshot.Interface
+	Transfer() transfer.Interface
 }
 
 func (f *sharedInformerFactory) Populator() populator.Interface {
@@ -320,4 +322,8 @@ func (f *sharedInformerFactory) Populator() populator.Interface {
 
 func (f *sharedInformerFactory) Snapshot() snapshot.Interface {
 	return snapshot.New(f, f.namespace, f.tweakListOptions)
+}
+
+func (f *sharedInformerFactory) Transfer() transfer.Interface {
+	return transfer.New(f, f.namespace, f.tweakListOptions)
 }

@@ -7,6 +7,7 @@ import (
 
 	v1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
 	v1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	schema "k8s.io/apimachinery/pkg/runtime/schema"
 	cache "k8s.io/client-go/tools/cache"
 )
@@ -44,6 +45,12 @@ func (f *sharedInformerFactory) ForResource(resource schema.GroupVersionResource
 		// Group=snapshot.storage.k8s.io, Version=v1alpha1
 	case v1alpha1.SchemeGroupVersion.WithResource("volumesnapshotlinks"):
 		return &genericInformer{resource: resource.GroupResource(), informer: f.Snapshot().V1alpha1().VolumeSnapshotLinks().Informer()}, nil
+
+		// Group=transfer.xns-csi.io, Version=v1alpha1
+	case transferv1alpha1.SchemeGroupVersion.WithResource("storagetransferaccepts"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Transfer().V1alpha1().StorageTransferAccepts().Informer()}, nil
+	case transferv1alpha1.SchemeGroupVersion.WithResource("storagetransferrequests"):
+		return &genericInformer{resource: resource.GroupResource(), informer: f.Transfer().V1alpha1().StorageTransferRequests().Informer()}, nil
 
 	}
 

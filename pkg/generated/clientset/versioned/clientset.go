@@ -8,6 +8,7 @@ import (
 
 	populatorv1beta1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/populator/v1beta1"
 	snapshotv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/snapshot/v1alpha1"
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/transfer/v1alpha1"
 	discovery "k8s.io/client-go/discovery"
 	rest "k8s.io/client-go/rest"
 	flowcontrol "k8s.io/client-go/util/flowcontrol"
@@ -17,6 +18,7 @@ type Interface interface {
 	Discovery() discovery.DiscoveryInterfaces
 	PopulatorV1beta1() populatorv1beta1.PopulatorV1beta1Interface
 	SnapshotV1alpha1() snapshotv1alpha1.SnapshotV1alpha1Interface
+	TransferV1alpha1() transferv1alpha1.TransferV1alpha1Interface
 }
 
 // Clientset contains the clients for groups.
@@ -24,6 +26,7 @@ type Clientset struct {
 	*discovery.DiscoveryClient
 	populatorV1beta1 *populatorv1beta1.PopulatorV1beta1Client
 	snapshotV1alpha1 *snapshotv1alpha1.SnapshotV1alpha1Client
+	transferV1alpha1 *transferv1alpha1.TransferV1alpha1Client
 }
 
 // PopulatorV1beta1 retrieves the PopulatorV1beta1Client
@@ -34,6 +37,11 @@ func (c *Clientset) PopulatorV1beta1() populatorv1beta1.PopulatorV1beta1Interfac
 // SnapshotV1alpha1 retrieves the SnapshotV1alpha1Client
 func (c *Clientset) SnapshotV1alpha1() snapshotv1alpha1.SnapshotV1alpha1Interface {
 	return c.snapshotV1alpha1
+}
+
+// TransferV1alpha1 retrieves the TransferV1alpha1Client
+func (c *Clientset) TransferV1alpha1() transferv1alpha1.TransferV1alpha1Interface {
+	return c.transferV1alpha1
 }
 
 // Discovery retrieves the DiscoveryClient
@@ -88,6 +96,10 @@ func NewForConfigAndClient(c *rest.Config, httpClient *http.Client) (*Clientset,
 	if err != nil {
 		return nil, err
 	}
+	cs.transferV1alpha1, err = transferv1alpha1.NewForConfigAndClient(&configShallowCopy, httpClient)
+	if err != nil {
+		return nil, err
+	}
 
 	cs.DiscoveryClient, err = discovery.NewDiscoveryClientForConfigAndClient(&configShallowCopy, httpClient)
 	if err != nil {
@@ -111,6 +123,7 @@ func New(c rest.Interface) *Clientset {
 	var cs Clientset
 	cs.populatorV1beta1 = populatorv1beta1.New(c)
 	cs.snapshotV1alpha1 = snapshotv1alpha1.New(c)
+	cs.transferV1alpha1 = transferv1alpha1.New(c)
 
 	cs.DiscoveryClient = discovery.NewDiscoveryClient(c)
 	return &cs

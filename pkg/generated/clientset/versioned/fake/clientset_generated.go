@@ -8,6 +8,8 @@ import (
 	fakepopulatorv1beta1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/populator/v1beta1/fake"
 	snapshotv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/snapshot/v1alpha1"
 	fakesnapshotv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/snapshot/v1alpha1/fake"
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/transfer/v1alpha1"
+	faketransferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/typed/transfer/v1alpha1/fake"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -89,4 +91,9 @@ func (c *Clientset) PopulatorV1beta1() populatorv1beta1.PopulatorV1beta1Interfac
 // SnapshotV1alpha1 retrieves the SnapshotV1alpha1Client
 func (c *Clientset) SnapshotV1alpha1() snapshotv1alpha1.SnapshotV1alpha1Interface {
 	return &fakesnapshotv1alpha1.FakeSnapshotV1alpha1{Fake: &c.Fake}
+}
+
+// TransferV1alpha1 retrieves the TransferV1alpha1Client
+func (c *Clientset) TransferV1alpha1() transferv1alpha1.TransferV1alpha1Interface {
+	return &faketransferv1alpha1.FakeTransferV1alpha1{Fake: &c.Fake}
 }
