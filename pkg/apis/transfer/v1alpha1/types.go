@@ -1,7 +1,7 @@
 package v1alpha1
 
 import (
-	corev1 "k8s.io/api/core/v1"
+	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -198,6 +198,12 @@ type TransferRecord struct {
 	// RollingBack is set once the transfer is being undone.
 	// +optional
 	RollingBack bool `json:"rollingBack,omitempty"`
+	// RollbackReason and RollbackMessage say why the transfer is being
+	// undone; the Failed condition repeats them.
+	// +optional
+	RollbackReason string `json:"rollbackReason,omitempty"`
+	// +optional
+	RollbackMessage string `json:"rollbackMessage,omitempty"`
 	// SourceUID is the UID of the source object.
 	SourceUID string `json:"sourceUID"`
 
@@ -229,11 +235,11 @@ type TransferRecord struct {
 	// OriginalReclaimPolicy is the volume's reclaim policy before the
 	// transfer set it to Retain.
 	// +optional
-	OriginalReclaimPolicy corev1.PersistentVolumeReclaimPolicy `json:"originalReclaimPolicy,omitempty"`
+	OriginalReclaimPolicy v1.PersistentVolumeReclaimPolicy `json:"originalReclaimPolicy,omitempty"`
 	// ClaimSpec is the source claim's spec, from which the target claim
 	// is created.
 	// +optional
-	ClaimSpec *corev1.PersistentVolumeClaimSpec `json:"claimSpec,omitempty"`
+	ClaimSpec *v1.PersistentVolumeClaimSpec `json:"claimSpec,omitempty"`
 }
 
 // StorageTransferRequestList is a list of StorageTransferRequests.

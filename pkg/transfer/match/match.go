@@ -1,0 +1,134 @@
+// Package match decides which StorageTransferAccept, if any, takes the
+// object a StorageTransferRequest offers: the seed's four equalities
+// (seed 002, "Design Details"), the token compared in constant time, and a
+// reason and message for every accept that does not match. It does no I/O.
+package match
+
+import (
+	"crypto/subtle"
+	"fmt"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+)
+
+// The reasons of a Matched condition. An accept that names a request gets
+// one of them; so does the request.
+const (
+	// ReasonMatched: the request and the accept match.
+	ReasonMatched = "Matched"
+	// ReasonNoToken: the request has no token yet.
+	ReasonNoToken = "NoToken"
+	// ReasonWaitingForAccept: no accept names the request.
+	ReasonWaitingForAccept = "WaitingForAccept"
+	// ReasonRequestNotFound: no request of that name in the namespace the
+	// accept names (spec.sourceNamespace or spec.requestName is wrong).
+	ReasonRequestNotFound = "RequestNotFound"
+	// ReasonAcceptNameMismatch: the request names another accept
+	// (spec.acceptName).
+	ReasonAcceptNameMismatch = "AcceptNameMismatch"
+	// ReasonTokenMismatch: spec.requestToken is not the request's token.
+	ReasonTokenMismatch = "TokenMismatch"
+	// ReasonAmbiguous: accepts in several namespaces match the request;
+	// none is taken until all but one are deleted.
+	ReasonAmbiguous = "AmbiguousAccept"
+	// ReasonTakenByAnother: the request is being transferred to another
+	// accept.
+	ReasonTakenByAnother = "TakenByAnotherAccept"
+)
+
+// Matches reports whether request r and accept a satisfy the seed's four
+// equalities. The tokens are compared in constant time, so the time a
+// refusal takes tells nothing about the token; an empty token never
+// matches.
+func Matches(r *transferv1alpha1.StorageTransferRequest, a *transferv1alpha1.StorageTransferAccept) bool {
+	return r.Name == a.Spec.RequestName &&
+		r.Namespace == a.Spec.SourceNamespace &&
+		r.Spec.AcceptName == a.Name &&
+		tokenEqual(r.Spec.Token, a.Spec.RequestToken)
+}
+
+// tokenEqual compares two tokens in constant time (for equal lengths; the
+// length of a token is no secret: 22 base64url characters).
+func tokenEqual(want, got string) bool {
+	return want != "" && subtle.ConstantTimeCompare([]byte(want), []byte(got)) == 1
+}
+
+// Verdict is the decision for one object: a Matched condition's reason
+// and message.
+type Verdict struct {
+	Matched bool
+	Reason  string
+	Message string
+}
+
+// Result is the decision for a request and the accepts that name it.
+type Result struct {
+	// Accept is the matching accept, nil when none (or several) match.
+	Accept *transferv1alpha1.StorageTransferAccept
+	// Request is the request's verdict.
+	Request Verdict
+	// Accepts are the verdicts of the accepts, by namespace/name.
+	Accepts map[string]Verdict
+}
+
+// Decide matches request r against the accepts that name it (spec.
+// sourceNamespace and spec.requestName: the controller's index). A request
+// already matched (status.acceptUID) keeps its accept: any other is told
+// the request is taken, and if its accept is gone, none matches.
+func Decide(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alpha1.StorageTransferAccept) Result {
+	res := Result{Accepts: map[string]Verdict{}}
+	var matching []*transferv1alpha1.StorageTransferAccept
+	for _, a := range accepts {
+		key := a.Namespace + "/" + a.Name
+		switch {
+		case a.Spec.SourceNamespace != r.Namespace || a.Spec.RequestName != r.Name:
+			continue // names another request: not ours to tell
+		case r.Status.AcceptUID != "" && string(a.UID) != r.Status.AcceptUID:
+			res.Accepts[key] = Verdict{Reason: ReasonTakenByAnother,
+				Message: fmt.Sprintf("StorageTransferRequest %s/%s is being transferred to another StorageTransferAccept", r.Namespace, r.Name)}
+		case r.Spec.AcceptName != a.Name:
+			res.Accepts[key] = Verdict{Reason: ReasonAcceptNameMismatch,
+				Message: fmt.Sprintf("StorageTransferRequest %s/%s names the accept %q, not %q: its spec.acceptName must name this accept", r.Namespace, r.Name, r.Spec.AcceptName, a.Name)}
+		case r.Spec.Token == "":
+			res.Accepts[key] = Verdict{Reason: ReasonNoToken,
+				Message: fmt.Sprintf("StorageTransferRequest %s/%s has no token yet", r.Namespace, r.Name)}
+		case !Matches(r, a):
+			res.Accepts[key] = Verdict{Reason: ReasonTokenMismatch,
+				Message: fmt.Sprintf("spec.requestToken is not the token of StorageTransferRequest %s/%s: copy it from the request's spec.token", r.Namespace, r.Name)}
+		default:
+			matching = append(matching, a)
+		}
+	}
+	switch {
+	case r.Spec.Token == "":
+		res.Request = Verdict{Reason: ReasonNoToken, Message: "the controller has not set spec.token yet"}
+	case len(matching) == 1:
+		a := matching[0]
+		res.Accept = a
+		res.Request = Verdict{Matched: true, Reason: ReasonMatched,
+			Message: fmt.Sprintf("StorageTransferAccept %s/%s matches", a.Namespace, a.Name)}
+		res.Accepts[a.Namespace+"/"+a.Name] = Verdict{Matched: true, Reason: ReasonMatched,
+			Message: fmt.Sprintf("matches StorageTransferRequest %s/%s", r.Namespace, r.Name)}
+	case len(matching) > 1:
+		res.Request = Verdict{Reason: ReasonAmbiguous,
+			Message: fmt.Sprintf("%d StorageTransferAccepts named %q in different namespaces quote the token: delete all but one", len(matching), r.Spec.AcceptName)}
+		for _, a := range matching {
+			res.Accepts[a.Namespace+"/"+a.Name] = Verdict{Reason: ReasonAmbiguous,
+				Message: fmt.Sprintf("StorageTransferAccepts in %d namespaces match StorageTransferRequest %s/%s: delete all but one", len(matching), r.Namespace, r.Name)}
+		}
+	case r.Status.AcceptUID != "":
+		res.Request = Verdict{Reason: ReasonWaitingForAccept,
+			Message: "the StorageTransferAccept this request matched is gone"}
+	default:
+		res.Request = Verdict{Reason: ReasonWaitingForAccept,
+			Message: fmt.Sprintf("waiting for a StorageTransferAccept named %q with spec.sourceNamespace %q, spec.requestName %q and the request's token", r.Spec.AcceptName, r.Namespace, r.Name)}
+	}
+	return res
+}
+
+// RequestNotFound is the verdict for an accept whose request does not
+// exist, e.g. because the accept names the wrong namespace.
+func RequestNotFound(a *transferv1alpha1.StorageTransferAccept) Verdict {
+	return Verdict{Reason: ReasonRequestNotFound,
+		Message: fmt.Sprintf("no StorageTransferRequest %q in namespace %q: check spec.sourceNamespace and spec.requestName", a.Spec.RequestName, a.Spec.SourceNamespace)}
+}

@@ -1,0 +1,304 @@
+// Package plan is the transfer controller's step planner: given what the
+// controller observes of a StorageTransferRequest, its accept, the source
+// object, the objects bound to it and the target objects, Next returns the
+// one step to take next, with the write-ahead record to store in the
+// request's status before the step changes anything. It does no I/O, so
+// every state a crash can leave is a row of a table test.
+//
+// The steps are in docs/transfer.md. Every step is idempotent and checked
+// against the world before it is taken: a controller restarted at any point
+// observes what it did, plans again, and finishes or rolls back.
+package plan
+
+import (
+	"fmt"
+	"slices"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
+)
+
+// Names the controller puts on objects.
+const (
+	// LockAnnotation on a source object holds the UID of the request that
+	// transfers it: two transfers cannot take the same object.
+	LockAnnotation = "transfer.xns-csi.io/lock"
+	// RequestAnnotation on an object the controller created holds the UID
+	// of the request it was created for, so a retried step finds its own
+	// object and never takes another's.
+	RequestAnnotation = "transfer.xns-csi.io/request"
+	// Finalizer holds a request until its transfer has finished or rolled
+	// back, and a source claim until the volume is bound to the target.
+	Finalizer = "transfer.xns-csi.io/transfer"
+)
+
+// Action is what the controller does in a step.
+type Action string
+
+// The actions. ActionNone changes nothing but the request's status.
+const (
+	ActionNone Action = "None"
+	// ActionBegin adds Finalizer to the request and writes the first
+	// record.
+	ActionBegin Action = "Begin"
+	// ActionLockSource sets LockAnnotation on the source (and, for a
+	// claim, Finalizer), refusing if another request holds it.
+	ActionLockSource Action = "LockSource"
+
+	// ActionRetainSourceContent sets the source content's deletionPolicy
+	// to Retain.
+	ActionRetainSourceContent Action = "RetainSourceContent"
+	// ActionCreateTargetContent creates the pre-provisioned content
+	// TargetContentName with the source's snapshotHandle, Retain.
+	ActionCreateTargetContent Action = "CreateTargetContent"
+	// ActionCreateTargetSnapshot creates the target VolumeSnapshot bound
+	// to the target content.
+	ActionCreateTargetSnapshot Action = "CreateTargetSnapshot"
+	// ActionDeleteSource deletes the source object: the point of no return.
+	ActionDeleteSource Action = "DeleteSource"
+	// ActionDeleteSourceContent deletes the old content (Retain: the
+	// backend snapshot stays).
+	ActionDeleteSourceContent Action = "DeleteSourceContent"
+	// ActionRestoreDeletionPolicy sets the target content's deletionPolicy
+	// to the original.
+	ActionRestoreDeletionPolicy Action = "RestoreDeletionPolicy"
+
+	// ActionRetainVolume sets the PV's reclaim policy to Retain.
+	ActionRetainVolume Action = "RetainVolume"
+	// ActionReserveVolume sets the PV's claimRef to the target claim's
+	// namespace and name, without UID, before that claim exists.
+	ActionReserveVolume Action = "ReserveVolume"
+	// ActionCreateTargetClaim creates the target claim from the recorded
+	// spec, with spec.volumeName.
+	ActionCreateTargetClaim Action = "CreateTargetClaim"
+	// ActionRestoreReclaimPolicy sets the PV's reclaim policy to the
+	// original.
+	ActionRestoreReclaimPolicy Action = "RestoreReclaimPolicy"
+	// ActionReleaseSource removes Finalizer from the deleted source claim.
+	ActionReleaseSource Action = "ReleaseSource"
+
+	// ActionStartRollback records that the transfer is being undone.
+	ActionStartRollback Action = "StartRollback"
+	// ActionDeleteTargetSnapshot, ActionDeleteTargetContent undo
+	// ActionCreateTargetSnapshot and ActionCreateTargetContent.
+	ActionDeleteTargetSnapshot Action = "DeleteTargetSnapshot"
+	ActionDeleteTargetContent  Action = "DeleteTargetContent"
+	// ActionRestoreSourceDeletionPolicy undoes ActionRetainSourceContent.
+	ActionRestoreSourceDeletionPolicy Action = "RestoreSourceDeletionPolicy"
+	// ActionUnlockSource undoes ActionLockSource.
+	ActionUnlockSource Action = "UnlockSource"
+
+	// ActionComplete and ActionFail end the transfer: the phase is set and
+	// Finalizer removed from the request.
+	ActionComplete Action = "Complete"
+	ActionFail     Action = "Fail"
+)
+
+// The reasons of the Transferred condition.
+const (
+	ReasonWaitingForMatch     = "WaitingForMatch"
+	ReasonSourceNotFound      = "SourceNotFound"
+	ReasonSourceDeleting      = "SourceDeleting"
+	ReasonSourceNotReady      = "SourceNotReady"
+	ReasonSourceLocked        = "SourceLockedByAnotherTransfer"
+	ReasonSourceInUse         = "SourceInUse"
+	ReasonTargetNameTaken     = "TargetNameTaken"
+	ReasonBoundElsewhere      = "BoundToUnexpectedObject"
+	ReasonTransferring        = "Transferring"
+	ReasonWaitingForTarget    = "WaitingForTarget"
+	ReasonCompleted           = "Completed"
+	ReasonRollingBack         = "RollingBack"
+	ReasonRequestDeleted      = "RequestDeleted"
+	ReasonAcceptDeleted       = "AcceptDeleted"
+	ReasonTargetConflict      = "TargetConflict"
+	ReasonSourceChanged       = "SourceChanged"
+	ReasonUnsupportedKind     = "UnsupportedKind"
+	ReasonNeedsAttention      = "NeedsAttention"
+	ReasonRolledBack          = "RolledBack"
+	ReasonSourceDeletedBefore = "SourceDeletedBeforeTransfer"
+)
+
+// Observed is what the controller read from its caches for one request.
+// Objects that do not exist are nil.
+type Observed struct {
+	Request *transferv1alpha1.StorageTransferRequest
+	// Match is the matching decision for the request (match.Decide).
+	Match match.Result
+
+	// For a VolumeSnapshot: the source and its content (the one the
+	// record names, else the one the source is bound to), and the target
+	// snapshot and TargetContentName.
+	SourceSnapshot *snapv1.VolumeSnapshot
+	SourceContent  *snapv1.VolumeSnapshotContent
+	TargetSnapshot *snapv1.VolumeSnapshot
+	TargetContent  *snapv1.VolumeSnapshotContent
+
+	// For a PersistentVolumeClaim: the source claim, its volume (the one
+	// the record names, else the one the claim is bound to), the target
+	// claim, and the pods that use the source claim and have not ended.
+	SourceClaim *v1.PersistentVolumeClaim
+	Volume      *v1.PersistentVolume
+	TargetClaim *v1.PersistentVolumeClaim
+	Pods        []string
+}
+
+// Step is the next step of a transfer.
+type Step struct {
+	Action Action
+	// Phase, Reason and Message are the request's phase and Transferred
+	// condition once the step is taken.
+	Phase   transferv1alpha1.Phase
+	Reason  string
+	Message string
+	// Record is the write-ahead record to store before the action: nil
+	// keeps the current one.
+	Record *transferv1alpha1.TransferRecord
+}
+
+// TargetContentName is the deterministic name of the content a snapshot
+// transfer creates: a retried step finds it.
+func TargetContentName(r *transferv1alpha1.StorageTransferRequest) string {
+	return "snapcontent-transfer-" + string(r.UID)
+}
+
+// TargetNamespace is where the request's object goes: the namespace of the
+// accept it matched.
+func TargetNamespace(o *Observed) string {
+	if o.Request.Status.TargetNamespace != "" {
+		return o.Request.Status.TargetNamespace
+	}
+	if o.Match.Accept != nil {
+		return o.Match.Accept.Namespace
+	}
+	return ""
+}
+
+// Next returns the next step of o.Request's transfer.
+func Next(o *Observed) Step {
+	r := o.Request
+	switch r.Status.Phase {
+	case transferv1alpha1.PhaseCompleted, transferv1alpha1.PhaseFailed:
+		return Step{Action: ActionNone, Phase: r.Status.Phase}
+	}
+	rec := r.Status.Record
+	if rec == nil {
+		if r.DeletionTimestamp != nil {
+			return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonRequestDeleted,
+				Message: "the request was deleted before the transfer began; nothing was changed"}
+		}
+		if o.Match.Accept == nil {
+			return Step{Action: ActionNone, Phase: transferv1alpha1.PhasePending, Reason: ReasonWaitingForMatch, Message: o.Match.Request.Message}
+		}
+	}
+	switch r.Spec.Source.Kind {
+	case transferv1alpha1.KindVolumeSnapshot:
+		if rec == nil {
+			return preflightSnapshot(o)
+		}
+		if rec.RollingBack {
+			return rollbackSnapshot(o)
+		}
+		return forwardSnapshot(o)
+	case transferv1alpha1.KindPersistentVolumeClaim:
+		if rec == nil {
+			return preflightClaim(o)
+		}
+		if rec.RollingBack {
+			return rollbackClaim(o)
+		}
+		return forwardClaim(o)
+	}
+	return Step{Action: ActionNone, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonUnsupportedKind,
+		Message: fmt.Sprintf("spec.source.kind %q is neither VolumeSnapshot nor PersistentVolumeClaim", r.Spec.Source.Kind)}
+}
+
+// wait is a step that changes nothing but the status.
+func wait(phase transferv1alpha1.Phase, reason, format string, args ...any) Step {
+	return Step{Action: ActionNone, Phase: phase, Reason: reason, Message: fmt.Sprintf(format, args...)}
+}
+
+// act is a forward step of a transfer under way: the record is the
+// current one with Step set to the action.
+func act(rec *transferv1alpha1.TransferRecord, a Action, format string, args ...any) Step {
+	next := rec.DeepCopy()
+	next.Step = string(a)
+	return Step{Action: a, Phase: transferv1alpha1.PhaseTransferring, Reason: ReasonTransferring,
+		Message: fmt.Sprintf(format, args...), Record: next}
+}
+
+// undo is a step of a rollback: as act, with the rollback's reason kept.
+func undo(rec *transferv1alpha1.TransferRecord, a Action, format string, args ...any) Step {
+	s := act(rec, a, format, args...)
+	s.Reason = ReasonRollingBack
+	s.Message = rec.RollbackMessage + "; rolling back: " + s.Message
+	return s
+}
+
+// startRollback records that the transfer is being undone, and why.
+func startRollback(rec *transferv1alpha1.TransferRecord, reason, format string, args ...any) Step {
+	next := rec.DeepCopy()
+	next.RollingBack, next.RollbackReason, next.RollbackMessage = true, reason, fmt.Sprintf(format, args...)
+	next.Step = string(ActionStartRollback)
+	return Step{Action: ActionStartRollback, Phase: transferv1alpha1.PhaseTransferring, Reason: ReasonRollingBack,
+		Message: next.RollbackMessage + "; rolling back", Record: next}
+}
+
+// rolledBack ends a rollback.
+func rolledBack(rec *transferv1alpha1.TransferRecord) Step {
+	return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: rec.RollbackReason,
+		Message: rec.RollbackMessage + "; the transfer was rolled back, the source is as it was"}
+}
+
+// complete ends a transfer.
+func complete(o *Observed, kind string) Step {
+	return Step{Action: ActionComplete, Phase: transferv1alpha1.PhaseCompleted, Reason: ReasonCompleted,
+		Message: fmt.Sprintf("%s %s/%s is now %s/%s", kind, o.Request.Namespace, o.Request.Spec.Source.Name, TargetNamespace(o), o.Request.Spec.TargetName)}
+}
+
+// lockHolder is the request UID an object is locked by, "" if none.
+func lockHolder(meta metav1.Object) string {
+	return meta.GetAnnotations()[LockAnnotation]
+}
+
+// lockedBy reports whether r holds the lock of meta.
+func lockedBy(meta metav1.Object, r *transferv1alpha1.StorageTransferRequest) bool {
+	return lockHolder(meta) == string(r.UID)
+}
+
+// lockedByOther reports whether another request holds the lock of meta.
+func lockedByOther(meta metav1.Object, r *transferv1alpha1.StorageTransferRequest) bool {
+	h := lockHolder(meta)
+	return h != "" && h != string(r.UID)
+}
+
+// ours reports whether r created meta.
+func ours(meta metav1.Object, r *transferv1alpha1.StorageTransferRequest) bool {
+	return meta.GetAnnotations()[RequestAnnotation] == string(r.UID)
+}
+
+// reached reports whether the recorded step is a at or past a in order
+// (a rollback step is not in order and reaches nothing).
+func reached(order []Action, step string, a Action) bool {
+	i := slices.Index(order, Action(step))
+	return i >= 0 && i >= slices.Index(order, a)
+}
+
+// withdrawn is the rollback of a transfer whose source is still there when
+// its request is deleted, its accept is gone, or another request locked
+// its source (of kind).
+func withdrawn(o *Observed, src metav1.Object, kind string) (Step, bool) {
+	r, rec := o.Request, o.Request.Status.Record
+	switch {
+	case r.DeletionTimestamp != nil:
+		return startRollback(rec, ReasonRequestDeleted, "the StorageTransferRequest was deleted"), true
+	case o.Match.Accept == nil:
+		return startRollback(rec, ReasonAcceptDeleted, "the matching StorageTransferAccept is gone"), true
+	case lockedByOther(src, r):
+		return startRollback(rec, ReasonSourceLocked, "%s %s/%s was locked by another StorageTransferRequest", kind, r.Namespace, src.GetName()), true
+	}
+	return Step{}, false
+}
