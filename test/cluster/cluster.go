@@ -12,8 +12,10 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -47,6 +49,10 @@ type Cluster struct {
 	cfg       Config
 	server    string
 	processes []*Process
+	// args holds each process's binary and arguments, by name, for Restart.
+	args map[string][]string
+	// restarts counts the restarts of each process, to name their logs.
+	restarts map[string]int
 }
 
 // Start starts etcd, kube-apiserver and kube-controller-manager and waits
@@ -55,7 +61,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if cfg.ControllerManagerQPS == 0 {
 		cfg.ControllerManagerQPS = 200
 	}
-	c = &Cluster{cfg: cfg}
+	c = &Cluster{cfg: cfg, args: map[string][]string{}, restarts: map[string]int{}}
 	defer func() {
 		if err != nil {
 			c.Stop()
@@ -153,7 +159,38 @@ func (c *Cluster) start(name, bin string, args ...string) error {
 		return err
 	}
 	c.processes = append(c.processes, p)
+	c.args[name] = append([]string{bin}, args...)
 	return nil
+}
+
+// Wait waits until the process has exited.
+func (p *Process) Wait() { <-p.done }
+
+// Restart kills the control-plane process with the given name ("etcd",
+// "kube-apiserver", "kube-controller-manager") with SIGKILL, as a crash
+// would, starts it again with the same arguments (same port, same data:
+// kube-apiserver on the same etcd), logging to <name>-restart-<n>.log, and
+// waits until the API server is ready again. Clients see their connections
+// and watches broken.
+func (c *Cluster) Restart(ctx context.Context, name string) error {
+	i := slices.IndexFunc(c.processes, func(p *Process) bool { return p.Name == name })
+	if i < 0 {
+		return fmt.Errorf("no control-plane process %q", name)
+	}
+	old := c.processes[i]
+	old.Kill()
+	c.restarts[name]++
+	// The new process logs to <name>.log again; the old log is kept.
+	if err := os.Rename(old.LogPath(), filepath.Join(c.cfg.WorkDir, fmt.Sprintf("%s-before-restart-%d.log", name, c.restarts[name]))); err != nil {
+		return err
+	}
+	cmd := c.args[name]
+	p, err := StartProcess(name, filepath.Join(c.cfg.BinDir, cmd[0]), cmd[1:], c.cfg.WorkDir)
+	if err != nil {
+		return err
+	}
+	c.processes[i] = p
+	return WaitHealthy(ctx, c.server+"/readyz", Admin.Token, c.processes...)
 }
 
 func (c *Cluster) path(name string) string { return filepath.Join(c.cfg.WorkDir, name) }

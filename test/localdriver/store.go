@@ -276,3 +276,39 @@ func removeObject(metaPath, dataDir string) error {
 	}
 	return nil
 }
+
+// StoredVolume is what a driver's state directory records of a volume, for
+// tests that reconcile the driver's state with a cluster's.
+type StoredVolume struct {
+	ID, Name string
+	// SourceSnapshotID or SourceVolumeID names the content source, if any.
+	SourceSnapshotID, SourceVolumeID string
+	// DataDir holds the volume's data.
+	DataDir string
+}
+
+// ReadStoredVolumes reads the volumes recorded below stateDir, as a driver
+// started on it would load them, without changing anything.
+func ReadStoredVolumes(stateDir string) ([]StoredVolume, error) {
+	l := layout{root: stateDir}
+	metas, err := filepath.Glob(filepath.Join(l.volumesDir(), volumePrefix+"*"+metaSuffix))
+	if err != nil {
+		return nil, err
+	}
+	var out []StoredVolume
+	for _, m := range metas {
+		r, err := readRecord[volumeRecord](m)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		v := StoredVolume{ID: r.ID, Name: r.Name, DataDir: l.volumeDir(r.ID)}
+		if r.Source != nil {
+			v.SourceSnapshotID, v.SourceVolumeID = r.Source.SnapshotID, r.Source.VolumeID
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -95,3 +95,25 @@ func TestNewRefusesMetadataOfAnotherObject(t *testing.T) {
 		t.Error("New accepted metadata whose ID does not match its file name")
 	}
 }
+
+func TestReadStoredVolumesSeesWhatTheDriverCreated(t *testing.T) {
+	ctx, d := newTestDriver(t)
+	src, err := d.CreateVolume(ctx, newCreateRequest("src"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.CreateVolume(ctx, newCreateRequest("clone", fromVolume(src.GetVolume().GetVolumeId()))); err != nil {
+		t.Fatal(err)
+	}
+	vols, err := ReadStoredVolumes(d.layout.root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]StoredVolume{}
+	for _, v := range vols {
+		byName[v.Name] = v
+	}
+	if len(vols) != 2 || byName["clone"].SourceVolumeID != src.GetVolume().GetVolumeId() || byName["src"].DataDir != d.VolumeDir(src.GetVolume().GetVolumeId()) {
+		t.Errorf("ReadStoredVolumes = %+v, want src and its clone", vols)
+	}
+}
