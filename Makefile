@@ -9,15 +9,28 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 IMAGE       ?= ghcr.io/xns-csi/csi-provisioner:$(VERSION)
 LDFLAGS     := -s -w -X main.version=$(VERSION)
 CACHE       := .cache
+# The validator links gRPC only for a type (pkg/claimsource), and gRPC's
+# golang.org/x/net/trace, through html/template, keeps every exported method
+# of the program in the binary: grpcnotrace drops it, halving the code the
+# validator maps (docs/benchmarks.md). The Dockerfile builds it alike.
+VALIDATOR_TAGS := grpcnotrace
 
 TOOLS       := $(CACHE)/bin
 KUBE_TOOLS  := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager
 SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
 UPSTREAM    := $(TOOLS)/upstream-csi-provisioner
+UPSTREAM_VALIDATOR := $(TOOLS)/upstream-volume-data-source-validator
 LINT_TOOLS  := $(TOOLS)/golangci-lint $(TOOLS)/logcheck
 CODEGEN_TOOLS := $(TOOLS)/deepcopy-gen $(TOOLS)/client-gen $(TOOLS)/lister-gen $(TOOLS)/informer-gen $(TOOLS)/controller-gen
 # The upstream release test/tools/upstream pins, stamped into its --version.
 UPSTREAM_VERSION = $(lastword $(shell grep -o 'external-provisioner/v6 v[^ ]*' test/tools/upstream/go.mod))
+# The upstream validator release test/tools/validator pins, and the
+# apimachinery it is built with.
+UPSTREAM_VALIDATOR_VERSION = $(lastword $(shell grep -o 'volume-data-source-validator v[^ ]*' test/tools/validator/go.mod))
+UPSTREAM_VALIDATOR_APIMACHINERY = $(lastword $(shell grep -o 'k8s.io/apimachinery v[^ ]*' test/tools/validator/go.mod))
+# Our VolumePopulator API, which stands in for upstream's client module.
+POPULATOR_API := $(addprefix pkg/apis/populator/v1beta1/,doc.go register.go types.go zz_generated.deepcopy.go)
+VALIDATOR_CLIENT := $(CACHE)/validator-client
 CRDS        := $(CACHE)/crds
 # PROGRESS turns `go build -v` output into a line every 200 packages, and
 # passes through anything else (errors, downloads).
@@ -30,11 +43,11 @@ help: ## Show this help.
 
 build: ## Build the sidecar into bin/csi-provisioner, the validator into bin/volume-data-source-validator and the webhook into bin/snapshot-validation-webhook (static), and the local test driver.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/volume-data-source-validator ./cmd/volume-data-source-validator
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(VALIDATOR_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/volume-data-source-validator ./cmd/volume-data-source-validator
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/snapshot-validation-webhook ./cmd/snapshot-validation-webhook
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
 
-tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner, linters and code generators (cached in .cache/).
+tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and validator, linters and code generators (cached in .cache/).
 
 # kube-apiserver, kube-controller-manager and etcd from the Go module proxy,
 # through the wrapper module test/tools/kube (k8s.io/kubernetes has replace
@@ -61,6 +74,23 @@ $(UPSTREAM): test/tools/upstream/go.mod test/tools/upstream/go.sum
 	set -o pipefail; cd test/tools/upstream && GOFLAGS=-mod=mod $(GO) build -v -trimpath \
 		-ldflags '-X main.version=$(UPSTREAM_VERSION)' -o $(abspath $@) \
 		github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner 2>&1 | $(PROGRESS)
+	@touch $@
+
+# The upstream kubernetes-csi volume-data-source-validator, which the
+# benchmark runs side by side with ours, through the wrapper module
+# test/tools/validator. Its client module is not on the module proxy; the
+# wrapper replaces it with $(VALIDATOR_CLIENT), written here from our
+# pkg/apis/populator/v1beta1 (the same API), so no copy is kept in the
+# repository and it cannot go stale.
+$(UPSTREAM_VALIDATOR): test/tools/validator/go.mod test/tools/validator/go.sum $(POPULATOR_API)
+	@echo ">> building upstream-volume-data-source-validator ($(UPSTREAM_VALIDATOR_VERSION))"
+	@rm -rf $(VALIDATOR_CLIENT) && mkdir -p $(VALIDATOR_CLIENT)/apis/volumepopulator/v1beta1 $(TOOLS)
+	cp $(POPULATOR_API) $(VALIDATOR_CLIENT)/apis/volumepopulator/v1beta1/
+	printf 'module github.com/kubernetes-csi/volume-data-source-validator/client\n\ngo 1.26.0\n\nrequire k8s.io/apimachinery %s\n' \
+		$(UPSTREAM_VALIDATOR_APIMACHINERY) > $(VALIDATOR_CLIENT)/go.mod
+	set -o pipefail; cd test/tools/validator && GOFLAGS=-mod=mod $(GO) build -v -trimpath \
+		-ldflags '-X main.version=$(UPSTREAM_VALIDATOR_VERSION)' -o $(abspath $@) \
+		github.com/kubernetes-csi/volume-data-source-validator/cmd/volume-data-source-validator 2>&1 | $(PROGRESS)
 	@touch $@
 
 # golangci-lint and logcheck at the versions test/tools/lint pins.
@@ -94,9 +124,11 @@ $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 
 test: verify test-unit test-fuzz bench-smoke test-e2e ## Run every check and test (what CI runs).
 
-bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, as a smoke test (no timing is checked).
+bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20 and its webhook measurement for 2 s at 20/s, as a smoke test (no timing is checked).
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./test/...
 	$(GO) run ./test/bench -smoke -setups default
+	$(GO) run ./test/bench/validator -claims 20 -grants 20 -namespaces 4 -runs 1
+	$(GO) run ./test/bench/webhook -smoke
 
 test-unit: ## Unit and component tests, with the race detector.
 	$(GO) test -race -count=1 ./...
@@ -111,10 +143,12 @@ test-fuzz: ## Run every Go fuzz target under pkg/ for FUZZTIME each (10s; hack/f
 test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1).
 	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/ $(if $(E2E_RUN),-run '$(E2E_RUN)') 2>&1 | tee $(CACHE)/e2e.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|e2e:)|_test.go:'; exit $${PIPESTATUS[0]}
 
-bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster (see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
+bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's and the webhook under load (see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
 	@mkdir -p $(CACHE)
 	$(GO) run ./test/bench -out $(CACHE)/bench-results.md $(if $(BENCH_SIZES),-sizes $(BENCH_SIZES)) $(if $(BENCH_OBJECTS),-objects $(BENCH_OBJECTS)) $(if $(BENCH_CLAIMS),-claims $(BENCH_CLAIMS))
 	$(GO) test -run '^$$' -bench BenchmarkCheck -benchmem ./pkg/referencegrant/ | tee -a $(CACHE)/bench-results.md
+	$(GO) run ./test/bench/validator -out $(CACHE)/bench-validator.md
+	$(GO) run ./test/bench/webhook -out $(CACHE)/bench-webhook.md
 
 demo: build tools ## Play KEP-3294 Story 1 on a local cluster (LINK=1: through a VolumeSnapshotLink, without alpha gates; KEEP=1 keeps it running).
 	$(GO) run ./test/demo $(if $(KEEP),-keep) $(if $(LINK),-link)

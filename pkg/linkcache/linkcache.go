@@ -44,6 +44,9 @@ type Config struct {
 	// OnSynced, if set, is called when the cache has synced, and again
 	// whenever it can be read after a lost watch.
 	OnSynced func()
+	// WatchList streams the cache's initial list; see
+	// optionalapi.Config.WatchList.
+	WatchList bool
 }
 
 // Cache reads VolumeSnapshotLinks from the informer cache.
@@ -57,7 +60,7 @@ func New(cfg Config) *Cache {
 	c := &Cache{}
 	c.api = optionalapi.New(optionalapi.Config{
 		Name: snapv1alpha1.Kind, Discovery: cfg.Discovery, PollInterval: cfg.PollInterval, ResyncPeriod: cfg.ResyncPeriod,
-		Indexers: cache.Indexers{byTarget: indexByTarget, byTargetNamespace: indexByTargetNamespace},
+		WatchList: cfg.WatchList, Indexers: cache.Indexers{byTarget: indexByTarget, byTargetNamespace: indexByTargetNamespace},
 		Candidates: []optionalapi.Candidate{{GroupVersion: snapv1alpha1.SchemeGroupVersion, Resource: "volumesnapshotlinks",
 			Object: &snapv1alpha1.VolumeSnapshotLink{},
 			ListWatch: func() *cache.ListWatch {

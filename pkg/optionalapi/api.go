@@ -120,6 +120,14 @@ type Config struct {
 	// Clock times the waits between checks of a refused API; the real
 	// clock if nil.
 	Clock Clock
+	// WatchList lets the informer stream its initial list (client-go's
+	// watch-list, where the API server supports it) instead of listing:
+	// objects are then transformed one by one as they arrive, rather than
+	// all held as listed until the list is complete, which bounds the
+	// memory a large first sync takes. Leave it off with clients that
+	// cannot stream, such as the fake clientsets of tests, which would
+	// never sync.
+	WatchList bool
 }
 
 // API runs the informer of an optional API once the API server serves it and

@@ -78,19 +78,21 @@ func (r *refusal) explain(c Candidate) error {
 		r.verb, c, ErrForbidden, verbs, c.groupResource(), r.err)
 }
 
-// listWatch is the candidate's ListWatch as an informer uses it. It opts out
-// of client-go's watch-list streaming, which clients without it (such as
-// the fake clientsets of tests) would wait on forever, and it marks the
-// API server's refusals with their verb. After the first refusal it sends
-// nothing more: Run stops the informer, and the reflector must not relist
-// in the meantime.
+// listWatch is the candidate's ListWatch as an informer uses it. Unless
+// Config.WatchList is set, it opts out of client-go's watch-list streaming,
+// which clients without it (such as the fake clientsets of tests) would
+// wait on forever. It marks the API server's refusals with their verb.
+// After the first refusal it sends nothing more: Run stops the informer,
+// and the reflector must not relist in the meantime.
 type listWatch struct {
 	*cache.ListWatch
-	refused atomic.Pointer[refusal]
+	watchList bool
+	refused   atomic.Pointer[refusal]
 }
 
-// IsWatchListSemanticsUnSupported tells client-go's reflector to list.
-func (lw *listWatch) IsWatchListSemanticsUnSupported() bool { return true }
+// IsWatchListSemanticsUnSupported tells client-go's reflector to list
+// unless Config.WatchList is set.
+func (lw *listWatch) IsWatchListSemanticsUnSupported() bool { return !lw.watchList }
 
 // ListWithContext lists unless a request was refused before.
 func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
@@ -106,8 +108,14 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	if r := lw.refused.Load(); r != nil {
 		return nil, r
 	}
+	verb := verbWatch
+	if ptr.Deref(opts.SendInitialEvents, false) {
+		// A watch-list stream is the informer's list: its refusal says
+		// nothing about whether list is allowed, so it asks for both.
+		verb = verbList
+	}
 	w, err := lw.ListWatch.WatchWithContext(ctx, opts)
-	return w, lw.check(verbWatch, err)
+	return w, lw.check(verb, err)
 }
 
 // check records and returns err as a refusal when it is one, and returns

@@ -176,7 +176,7 @@ func (a *API) waitUntilServed(ctx context.Context) (chosen int, ok bool) {
 // or a synced version no longer served, marks the cache unusable and tells
 // run why the informer must stop.
 func (a *API) build(c Candidate, run *informerRun) (cache.SharedIndexInformer, error) {
-	lw := &listWatch{ListWatch: c.ListWatch()}
+	lw := &listWatch{ListWatch: c.ListWatch(), watchList: a.cfg.WatchList}
 	indexers := cache.Indexers{} // not nil: Prepare may add more
 	maps.Copy(indexers, a.cfg.Indexers)
 	inf := cache.NewSharedIndexInformerWithOptions(lw, c.Object, cache.SharedIndexInformerOptions{

@@ -35,6 +35,9 @@ type Config struct {
 	// decide. Grants present at start-up are
 	// covered by that "" call, not by one call each.
 	OnChange func(namespace string)
+	// WatchList streams the cache's initial list; see
+	// optionalapi.Config.WatchList.
+	WatchList bool
 }
 
 // Checker decides references against the ReferenceGrants in an informer
@@ -83,6 +86,7 @@ func NewChecker(cfg Config) *Checker {
 		OnSynced: func(optionalapi.Candidate) {
 			c.changed("")
 		},
+		WatchList: cfg.WatchList,
 	})
 	return c
 }

@@ -7,8 +7,10 @@ import (
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
@@ -51,6 +53,12 @@ type Config struct {
 	CrossNamespace, SnapshotLinks bool
 	// Metrics counts the events; none when nil.
 	Metrics *Metrics
+	// WatchList streams the initial lists of the ReferenceGrant,
+	// VolumePopulator and VolumeSnapshotLink caches (the claims' informer
+	// streams by itself), so that a first sync holds trimmed objects only
+	// (optionalapi.Config.WatchList). Run sets it; the fake clientsets of
+	// tests cannot stream.
+	WatchList bool
 }
 
 // Controller decides every claim when it changes, and again when a
@@ -86,7 +94,7 @@ func New(cfg Config) (*Controller, error) {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "claims"}),
 		notices: newNotices(cfg.Recorder, cfg.Metrics),
 	}
-	inf := c.factory.Core().V1().PersistentVolumeClaims().Informer()
+	inf := c.factory.InformerFor(&v1.PersistentVolumeClaim{}, newClaimInformer)
 	if err := inf.AddIndexers(cache.Indexers{byPopulatorKind: populatorKindIndex(cfg.SnapshotLinks)}); err != nil {
 		return nil, err
 	}
@@ -96,14 +104,15 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c.claims = claims
 	c.grants = referencegrant.NewChecker(referencegrant.Config{Client: cfg.Gateway, Discovery: cfg.GatewayDiscovery,
-		ResyncPeriod: cfg.ResyncPeriod, PollInterval: cfg.PollInterval, OnChange: func(namespace string) { claims.GrantsChanged(namespace) }})
+		ResyncPeriod: cfg.ResyncPeriod, PollInterval: cfg.PollInterval, OnChange: func(namespace string) { claims.GrantsChanged(namespace) },
+		WatchList: cfg.WatchList})
 	c.populators = newPopulators(populatorsConfig{Client: cfg.API, Discovery: cfg.APIDiscovery, ResyncPeriod: cfg.ResyncPeriod,
-		PollInterval: cfg.PollInterval, OnChange: c.requeueKind, OnSynced: c.requeueAllKinds})
+		PollInterval: cfg.PollInterval, OnChange: c.requeueKind, OnSynced: c.requeueAllKinds, WatchList: cfg.WatchList})
 	policy := claimsource.Policy{CrossNamespace: cfg.CrossNamespace, Grants: c.grants, SnapshotLinks: cfg.SnapshotLinks}
 	c.gatherer = gatherer{populators: c.populators, grants: c.grants}
 	if cfg.SnapshotLinks {
 		c.links = linkcache.New(linkcache.Config{Client: cfg.API, Discovery: cfg.APIDiscovery, ResyncPeriod: cfg.ResyncPeriod,
-			PollInterval: cfg.PollInterval, OnSynced: func() { claims.LinksSynced() }})
+			PollInterval: cfg.PollInterval, OnSynced: func() { claims.LinksSynced() }, WatchList: cfg.WatchList})
 		claims.SetLinks(c.links)
 		c.links.AddHandler(claims.LinkHandler())
 		policy.Links, c.gatherer.links = c.links, c.links
@@ -115,6 +124,13 @@ func New(cfg Config) (*Controller, error) {
 		DeleteFunc: c.deleted,
 	})
 	return c, err
+}
+
+// newClaimInformer is the factory's claim informer without its namespace
+// index: nothing here lists claims by namespace, and the index would hold
+// a key for every claim.
+func newClaimInformer(client kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+	return coreinformers.NewPersistentVolumeClaimInformer(client, metav1.NamespaceAll, resync, cache.Indexers{})
 }
 
 // Run runs the caches and workers until ctx is done. The optional caches

@@ -32,6 +32,8 @@ type populatorsConfig struct {
 	// OnSynced is called when the cache has synced, and again whenever it
 	// can be read after a lost watch.
 	OnSynced func()
+	// WatchList streams the cache's initial list.
+	WatchList bool
 }
 
 // populators keeps the VolumePopulators in an informer cache that starts
@@ -52,7 +54,7 @@ func newPopulators(cfg populatorsConfig) *populators {
 	}
 	api := optionalapi.New(optionalapi.Config{
 		Name: popv1beta1.Kind, Discovery: cfg.Discovery, PollInterval: cfg.PollInterval, ResyncPeriod: cfg.ResyncPeriod,
-		Indexers: cache.Indexers{byKind: indexByKind},
+		WatchList: cfg.WatchList, Indexers: cache.Indexers{byKind: indexByKind},
 		Candidates: []optionalapi.Candidate{{GroupVersion: popv1beta1.SchemeGroupVersion, Resource: "volumepopulators",
 			Object: &popv1beta1.VolumePopulator{},
 			ListWatch: func() *cache.ListWatch {

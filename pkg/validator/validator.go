@@ -3,6 +3,7 @@ package validator
 import (
 	"context"
 	"net/http"
+	"os"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -40,6 +41,7 @@ const lockName = "data-source-validator-leader"
 
 // Run runs the validator until ctx is done or it fails to start.
 func Run(ctx context.Context, opts *Options) error {
+	gcPercent := setGCPercent(os.Getenv)
 	config, err := kubeclients.RestConfig(opts.Kubeconfig, Component)
 	if err != nil {
 		return err
@@ -66,7 +68,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	controller, err := New(Config{Kube: kube, Recorder: newRecorder(ctx, events), Gateway: gateway, API: api,
 		ResyncPeriod: opts.ResyncPeriod, CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate),
-		SnapshotLinks: opts.CrossNamespaceSnapshot, Metrics: metrics})
+		SnapshotLinks: opts.CrossNamespaceSnapshot, Metrics: metrics, WatchList: true})
 	if err != nil {
 		return err
 	}
@@ -82,7 +84,8 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	klog.FromContext(ctx).Info("Deciding claims as the csi-provisioner sidecars do",
-		"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", opts.CrossNamespaceSnapshot)
+		"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", opts.CrossNamespaceSnapshot,
+		"gogc", gcPercent)
 	run := func(ctx context.Context) { controller.Run(ctx, opts.WorkerThreads) }
 	if !opts.LeaderElection.Enabled {
 		run(ctx)

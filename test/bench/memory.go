@@ -12,11 +12,11 @@ import (
 	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
-	"golang.org/x/sys/unix"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
@@ -60,7 +60,7 @@ func (b *bench) memory(objects int) ([]memoryRow, error) {
 		for i := range memoryRuns {
 			// Both start with their code out of the page cache, so that they
 			// map it alike (see docs/benchmarks.md).
-			if err := evictFromPageCache(c.binary); err != nil {
+			if err := cluster.EvictFromPageCache(c.binary); err != nil {
 				return nil, err
 			}
 			sc, err := c.start(fmt.Sprintf("mem%d", i))
@@ -184,15 +184,4 @@ func cpuSeconds(pid int) (float64, error) {
 	utime, _ := strconv.ParseFloat(fields[11], 64)
 	stime, _ := strconv.ParseFloat(fields[12], 64)
 	return (utime + stime) / 100, nil // USER_HZ
-}
-
-// evictFromPageCache drops a file's cached pages, so the next process that
-// maps it reads it in as on a node that has not run it yet.
-func evictFromPageCache(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	return unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }

@@ -41,11 +41,29 @@ func (e *Env) InstallPopulatorCRD(ctx context.Context) error {
 	return err
 }
 
+// UpstreamValidatorBinary is the upstream volume-data-source-validator's
+// binary (make tools).
+func (e *Env) UpstreamValidatorBinary() string {
+	return e.tool("upstream-volume-data-source-validator")
+}
+
 // StartValidator starts the validator as the ServiceAccount of
 // deploy/validator/rbac.yaml, which it applies (the shipped RBAC is what is
 // tested), with its HTTP endpoint on a free port and extra arguments, and
 // waits until it answers /healthz. Env.Stop stops it.
 func (e *Env) StartValidator(ctx context.Context, name string, extra ...string) (*Validator, error) {
+	return e.startValidator(ctx, name, e.ValidatorBinary(), "/healthz", extra)
+}
+
+// StartUpstreamValidator starts the upstream volume-data-source-validator
+// like StartValidator, as the same ServiceAccount (our RBAC grants all it
+// reads and writes), to measure the two side by side. It has no /healthz:
+// it counts as started once it serves its metrics.
+func (e *Env) StartUpstreamValidator(ctx context.Context, name string, extra ...string) (*Validator, error) {
+	return e.startValidator(ctx, name, e.UpstreamValidatorBinary(), "/metrics", extra)
+}
+
+func (e *Env) startValidator(ctx context.Context, name, bin, healthPath string, extra []string) (*Validator, error) {
 	if _, err := e.Cluster.Kubectl(ctx, "apply", "-f", filepath.Join(e.Root, "deploy", "validator", "rbac.yaml")); err != nil {
 		return nil, err
 	}
@@ -59,12 +77,12 @@ func (e *Env) StartValidator(ctx context.Context, name string, extra ...string) 
 	}
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	args := append([]string{"--kubeconfig=" + kubeconfig, "--http-endpoint=" + addr}, extra...)
-	p, err := cluster.StartProcess(name, e.ValidatorBinary(), args, e.Work)
+	p, err := cluster.StartProcess(name, bin, args, e.Work)
 	if err != nil {
 		return nil, err
 	}
 	e.processes = append(e.processes, p)
-	return &Validator{Process: p, HTTPAddr: addr}, cluster.WaitHealthy(ctx, "http://"+addr+"/healthz", "", p)
+	return &Validator{Process: p, HTTPAddr: addr}, cluster.WaitHealthy(ctx, "http://"+addr+healthPath, "", p)
 }
 
 // serviceAccountKubeconfig writes a kubeconfig with a token of the
