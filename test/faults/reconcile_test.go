@@ -254,14 +254,15 @@ func readData(dir string) string {
 }
 
 // hasEvent reports whether the claim has a ProvisioningFailed event whose
-// message contains part.
+// message contains part, or one of its "|"-separated alternatives.
 func hasEvent(ctx context.Context, ns, name, part string) bool {
 	events, err := world.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=" + name})
 	if err != nil {
 		return false
 	}
 	return slices.ContainsFunc(events.Items, func(e v1.Event) bool {
-		return e.Reason == "ProvisioningFailed" && e.Message != "" && strings.Contains(e.Message, part)
+		return e.Reason == "ProvisioningFailed" && e.Message != "" &&
+			slices.ContainsFunc(strings.Split(part, "|"), func(p string) bool { return strings.Contains(e.Message, p) })
 	})
 }
 

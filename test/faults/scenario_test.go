@@ -52,7 +52,8 @@ type claim struct {
 	// deleted: the scenario deleted the claim; it must leave nothing.
 	deleted bool
 	// refusedBecause, if set, says the claim must stay unprovisioned with
-	// a ProvisioningFailed event containing it.
+	// a ProvisioningFailed event containing it (or one of its
+	// "|"-separated alternatives).
 	refusedBecause string
 }
 
