@@ -122,7 +122,7 @@ $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 	@chmod u+w $(CRDS)/*.yaml
 	@touch $@
 
-test: verify test-unit test-fuzz bench-smoke test-e2e ## Run every check and test (what CI runs).
+test: verify test-unit test-fuzz bench-smoke test-e2e test-faults ## Run every check and test (what CI runs).
 
 bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20 and its webhook measurement for 2 s at 20/s, as a smoke test (no timing is checked).
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./test/...
@@ -142,6 +142,10 @@ test-fuzz: ## Run every Go fuzz target under pkg/ for FUZZTIME each (10s; hack/f
 
 test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1).
 	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/ $(if $(E2E_RUN),-run '$(E2E_RUN)') 2>&1 | tee $(CACHE)/e2e.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|e2e:)|_test.go:'; exit $${PIPESTATUS[0]}
+
+.PHONY: test-faults
+test-faults: build tools ## Fault-injection suite on the local control plane: driver, sidecar, kube-apiserver and etcd killed mid-burst, grant churn, socket loss, each reconciled against the driver's state (one scenario: FAULTS_RUN=TestGrantChurn; docs/reliability.md).
+	$(GO) test -tags faults -count=1 -timeout 15m -v ./test/faults/ $(if $(FAULTS_RUN),-run '$(FAULTS_RUN)') 2>&1 | tee $(CACHE)/faults.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|faults:)|_test.go:'; exit $${PIPESTATUS[0]}
 
 bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's and the webhook under load (see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
 	@mkdir -p $(CACHE)
