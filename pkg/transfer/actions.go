@@ -1,0 +1,191 @@
+package transfer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+)
+
+// The annotations with which the external-snapshotter finds the secret
+// to delete a pre-provisioned content's snapshot, and the secret type of
+// a request's spec.secrets that sets them.
+const (
+	deletionSecretNameAnnotation      = "snapshot.storage.kubernetes.io/deletion-secret-name"
+	deletionSecretNamespaceAnnotation = "snapshot.storage.kubernetes.io/deletion-secret-namespace"
+	snapshotterSecretType             = "csi.storage.k8s.io/snapshotter-secret-name"
+)
+
+// take carries out one step of r's transfer. Every step is idempotent: an
+// object already as the step wants it is left alone, an object already
+// created is not an error (the next plan checks it is this transfer's), an
+// object already gone is not an error. Updates are conditional on the
+// resourceVersion read from the cache, deletions on the UID.
+func (c *Controller) take(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, o *plan.Observed, a plan.Action) error {
+	rec := r.Status.Record
+	snaps, kube := c.cfg.Snapshot.SnapshotV1(), c.cfg.Kube.CoreV1()
+	var err error
+	switch a {
+	case plan.ActionLockSource:
+		if o.SourceSnapshot != nil {
+			s := o.SourceSnapshot.DeepCopy()
+			metav1.SetMetaDataAnnotation(&s.ObjectMeta, plan.LockAnnotation, string(r.UID))
+			_, err = snaps.VolumeSnapshots(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
+		} else {
+			pvc := o.SourceClaim.DeepCopy()
+			metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, plan.LockAnnotation, string(r.UID))
+			if !slices.Contains(pvc.Finalizers, plan.Finalizer) {
+				pvc.Finalizers = append(pvc.Finalizers, plan.Finalizer)
+			}
+			_, err = kube.PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
+		}
+	case plan.ActionUnlockSource:
+		if o.SourceSnapshot != nil {
+			s := o.SourceSnapshot.DeepCopy()
+			delete(s.Annotations, plan.LockAnnotation)
+			_, err = snaps.VolumeSnapshots(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
+		} else {
+			pvc := o.SourceClaim.DeepCopy()
+			delete(pvc.Annotations, plan.LockAnnotation)
+			pvc.Finalizers = slices.DeleteFunc(pvc.Finalizers, func(f string) bool { return f == plan.Finalizer })
+			_, err = kube.PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
+		}
+	case plan.ActionRetainSourceContent:
+		err = c.setDeletionPolicy(ctx, o.SourceContent, snapv1.VolumeSnapshotContentRetain)
+	case plan.ActionRestoreSourceDeletionPolicy:
+		err = c.setDeletionPolicy(ctx, o.SourceContent, snapv1.DeletionPolicy(rec.OriginalDeletionPolicy))
+	case plan.ActionRestoreDeletionPolicy:
+		err = c.setDeletionPolicy(ctx, o.TargetContent, snapv1.DeletionPolicy(rec.OriginalDeletionPolicy))
+	case plan.ActionCreateTargetContent:
+		_, err = snaps.VolumeSnapshotContents().Create(ctx, targetContent(r, o.SourceContent), metav1.CreateOptions{})
+	case plan.ActionCreateTargetSnapshot:
+		_, err = snaps.VolumeSnapshots(r.Status.TargetNamespace).Create(ctx, targetSnapshot(r), metav1.CreateOptions{})
+	case plan.ActionDeleteSource:
+		uid := types.UID(rec.SourceUID)
+		opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
+		if r.Spec.Source.Kind == transferv1alpha1.KindVolumeSnapshot {
+			err = snaps.VolumeSnapshots(r.Namespace).Delete(ctx, r.Spec.Source.Name, opts)
+		} else {
+			err = kube.PersistentVolumeClaims(r.Namespace).Delete(ctx, r.Spec.Source.Name, opts)
+		}
+	case plan.ActionDeleteSourceContent:
+		err = snaps.VolumeSnapshotContents().Delete(ctx, o.SourceContent.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &o.SourceContent.UID}})
+	case plan.ActionDeleteTargetSnapshot:
+		err = snaps.VolumeSnapshots(o.TargetSnapshot.Namespace).Delete(ctx, o.TargetSnapshot.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &o.TargetSnapshot.UID}})
+	case plan.ActionDeleteTargetContent:
+		err = snaps.VolumeSnapshotContents().Delete(ctx, o.TargetContent.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &o.TargetContent.UID}})
+	case plan.ActionRetainVolume:
+		err = c.setReclaimPolicy(ctx, o.Volume, v1.PersistentVolumeReclaimRetain)
+	case plan.ActionRestoreReclaimPolicy:
+		err = c.setReclaimPolicy(ctx, o.Volume, rec.OriginalReclaimPolicy)
+	case plan.ActionReserveVolume:
+		pv := o.Volume.DeepCopy()
+		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: r.Status.TargetNamespace, Name: r.Spec.TargetName}
+		_, err = kube.PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+	case plan.ActionCreateTargetClaim:
+		_, err = kube.PersistentVolumeClaims(r.Status.TargetNamespace).Create(ctx, targetClaim(r), metav1.CreateOptions{})
+	case plan.ActionReleaseSource:
+		pvc := o.SourceClaim.DeepCopy()
+		pvc.Finalizers = slices.DeleteFunc(pvc.Finalizers, func(f string) bool { return f == plan.Finalizer })
+		_, err = kube.PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
+	default:
+		return fmt.Errorf("no such step %q", a)
+	}
+	if apierrors.IsAlreadyExists(err) || apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func (c *Controller) setDeletionPolicy(ctx context.Context, content *snapv1.VolumeSnapshotContent, policy snapv1.DeletionPolicy) error {
+	if content.Spec.DeletionPolicy == policy {
+		return nil
+	}
+	content = content.DeepCopy()
+	content.Spec.DeletionPolicy = policy
+	_, err := c.cfg.Snapshot.SnapshotV1().VolumeSnapshotContents().Update(ctx, content, metav1.UpdateOptions{})
+	return err
+}
+
+func (c *Controller) setReclaimPolicy(ctx context.Context, pv *v1.PersistentVolume, policy v1.PersistentVolumeReclaimPolicy) error {
+	if pv.Spec.PersistentVolumeReclaimPolicy == policy {
+		return nil
+	}
+	pv = pv.DeepCopy()
+	pv.Spec.PersistentVolumeReclaimPolicy = policy
+	_, err := c.cfg.Kube.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+	return err
+}
+
+// owned is the metadata of an object a transfer creates.
+func owned(r *transferv1alpha1.StorageTransferRequest, name, namespace string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Annotations: map[string]string{plan.RequestAnnotation: string(r.UID)}}
+}
+
+// targetContent is the pre-provisioned content for the target snapshot:
+// the recorded backend snapshot, driver and class, Retain until the end;
+// the deletion secret of the request's spec.secrets, else the source
+// content's (source may be nil once it is gone).
+func targetContent(r *transferv1alpha1.StorageTransferRequest, source *snapv1.VolumeSnapshotContent) *snapv1.VolumeSnapshotContent {
+	rec := r.Status.Record
+	c := &snapv1.VolumeSnapshotContent{
+		ObjectMeta: owned(r, rec.TargetContentName, ""),
+		Spec: snapv1.VolumeSnapshotContentSpec{
+			VolumeSnapshotRef: v1.ObjectReference{Kind: "VolumeSnapshot", APIVersion: snapv1.SchemeGroupVersion.String(),
+				Namespace: r.Status.TargetNamespace, Name: r.Spec.TargetName},
+			DeletionPolicy: snapv1.VolumeSnapshotContentRetain,
+			Driver:         rec.Driver,
+			Source:         snapv1.VolumeSnapshotContentSource{SnapshotHandle: ptr.To(rec.SnapshotHandle)},
+		},
+	}
+	if rec.VolumeSnapshotClassName != "" {
+		c.Spec.VolumeSnapshotClassName = ptr.To(rec.VolumeSnapshotClassName)
+	}
+	if source != nil {
+		c.Spec.SourceVolumeMode = source.Spec.SourceVolumeMode
+		for _, k := range []string{deletionSecretNameAnnotation, deletionSecretNamespaceAnnotation} {
+			if v, ok := source.Annotations[k]; ok {
+				c.Annotations[k] = v
+			}
+		}
+	}
+	for _, s := range r.Spec.Secrets {
+		if s.Type == snapshotterSecretType {
+			c.Annotations[deletionSecretNameAnnotation], c.Annotations[deletionSecretNamespaceAnnotation] = s.Name, s.Namespace
+		}
+	}
+	return c
+}
+
+// targetSnapshot is the target VolumeSnapshot, bound to the target content.
+func targetSnapshot(r *transferv1alpha1.StorageTransferRequest) *snapv1.VolumeSnapshot {
+	rec := r.Status.Record
+	s := &snapv1.VolumeSnapshot{
+		ObjectMeta: owned(r, r.Spec.TargetName, r.Status.TargetNamespace),
+		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: ptr.To(rec.TargetContentName)}},
+	}
+	if rec.VolumeSnapshotClassName != "" {
+		s.Spec.VolumeSnapshotClassName = ptr.To(rec.VolumeSnapshotClassName)
+	}
+	return s
+}
+
+// targetClaim is the target claim: the recorded spec of the source, bound
+// to the volume by name. Its data source is cleared: it named objects of
+// the source namespace, and the volume has its data.
+func targetClaim(r *transferv1alpha1.StorageTransferRequest) *v1.PersistentVolumeClaim {
+	rec := r.Status.Record
+	pvc := &v1.PersistentVolumeClaim{ObjectMeta: owned(r, r.Spec.TargetName, r.Status.TargetNamespace), Spec: *rec.ClaimSpec.DeepCopy()}
+	pvc.Spec.VolumeName = rec.VolumeName
+	pvc.Spec.DataSource, pvc.Spec.DataSourceRef = nil, nil
+	return pvc
+}

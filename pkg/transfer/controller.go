@@ -1,0 +1,397 @@
+package transfer
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	"github.com/prometheus/client_golang/prometheus"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
+	transferinformers "github.com/xns-csi/csi-provisioner/pkg/generated/informers"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+)
+
+// The indexes of the caches.
+const (
+	// byRequest indexes accepts by the request they name
+	// ("sourceNamespace/requestName").
+	byRequest = "request"
+	// byObject indexes requests by the objects they depend on
+	// ("<kind>/<namespace>/<name>": the source and the target).
+	byObject = "object"
+	// byUID indexes requests by UID, to find the request of an object
+	// that carries plan.RequestAnnotation or plan.LockAnnotation.
+	byUID = "uid"
+	// byClaim indexes pods by the claims they use ("namespace/claim").
+	byClaim = "claim"
+)
+
+// The keys of the queue: a request, or an accept whose request may not
+// exist.
+const (
+	requestKeyPrefix = "request/"
+	acceptKeyPrefix  = "accept/"
+)
+
+// waitInterval is how soon a transfer that waits is looked at again even
+// if no event says something changed.
+const waitInterval = 30 * time.Second
+
+// Config is what New needs.
+type Config struct {
+	// Kube reads and writes claims, volumes and pods; Snapshot
+	// VolumeSnapshots and VolumeSnapshotContents; API the requests and
+	// accepts.
+	Kube     kubernetes.Interface
+	Snapshot snapclientset.Interface
+	API      versioned.Interface
+	// Recorder writes the events on requests and accepts.
+	Recorder record.EventRecorder
+	// ResyncPeriod of the informers.
+	ResyncPeriod time.Duration
+	// Retention of completed transfers.
+	Retention time.Duration
+	// Metrics counts the transfers; none when nil.
+	Metrics *Metrics
+	// Clock is the real clock when nil.
+	Clock clock.Clock
+	// Token returns a new request token; newToken when nil.
+	Token func() (string, error)
+}
+
+// Controller carries out transfers: one queue keyed by request, fed by
+// every object a transfer depends on.
+type Controller struct {
+	cfg       Config
+	core      informers.SharedInformerFactory
+	api       transferinformers.SharedInformerFactory
+	requests  cache.SharedIndexInformer
+	accepts   cache.SharedIndexInformer
+	snapshots cache.SharedIndexInformer
+	contents  cache.SharedIndexInformer
+	claims    cache.SharedIndexInformer
+	volumes   cache.SharedIndexInformer
+	pods      cache.SharedIndexInformer
+	queue     workqueue.TypedRateLimitingInterface[string]
+	clock     clock.Clock
+
+	// told remembers the last event told per object and reason, so a
+	// wait is told once, not on every look.
+	mu   sync.Mutex
+	told map[string]string
+}
+
+// New wires the controller; nothing runs until Run.
+func New(cfg Config) (*Controller, error) {
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
+	if cfg.Token == nil {
+		cfg.Token = newToken
+	}
+	c := &Controller{
+		cfg:   cfg,
+		core:  informers.NewSharedInformerFactory(cfg.Kube, cfg.ResyncPeriod),
+		api:   transferinformers.NewSharedInformerFactory(cfg.API, cfg.ResyncPeriod),
+		clock: cfg.Clock,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "transfers"}),
+		told: map[string]string{},
+	}
+	c.requests = c.api.Transfer().V1alpha1().StorageTransferRequests().Informer()
+	c.accepts = c.api.Transfer().V1alpha1().StorageTransferAccepts().Informer()
+	c.claims = c.core.Core().V1().PersistentVolumeClaims().Informer()
+	c.volumes = c.core.Core().V1().PersistentVolumes().Informer()
+	c.pods = c.core.Core().V1().Pods().Informer()
+	c.snapshots = cache.NewSharedIndexInformer(&listing{ListWatch: &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return cfg.Snapshot.SnapshotV1().VolumeSnapshots("").List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return cfg.Snapshot.SnapshotV1().VolumeSnapshots("").Watch(ctx, o)
+		},
+	}}, &snapv1.VolumeSnapshot{}, cfg.ResyncPeriod, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	c.contents = cache.NewSharedIndexInformer(&listing{ListWatch: &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
+			return cfg.Snapshot.SnapshotV1().VolumeSnapshotContents().List(ctx, o)
+		},
+		WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+			return cfg.Snapshot.SnapshotV1().VolumeSnapshotContents().Watch(ctx, o)
+		},
+	}}, &snapv1.VolumeSnapshotContent{}, cfg.ResyncPeriod, cache.Indexers{})
+
+	if err := c.accepts.AddIndexers(cache.Indexers{byRequest: acceptRequestIndex}); err != nil {
+		return nil, err
+	}
+	if err := c.requests.AddIndexers(cache.Indexers{byObject: requestObjectIndex, byUID: requestUIDIndex}); err != nil {
+		return nil, err
+	}
+	if err := c.pods.AddIndexers(cache.Indexers{byClaim: podClaimIndex}); err != nil {
+		return nil, err
+	}
+	for _, h := range []struct {
+		inf  cache.SharedIndexInformer
+		keys func(obj any) []string
+	}{
+		{c.requests, c.requestKeys},
+		{c.accepts, c.acceptKeys},
+		{c.snapshots, c.snapshotKeys},
+		{c.contents, c.contentKeys},
+		{c.claims, c.claimKeys},
+		{c.volumes, c.volumeKeys},
+		{c.pods, c.podKeys},
+	} {
+		if _, err := h.inf.AddEventHandler(c.enqueueAll(h.keys)); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Run starts the caches and the workers and blocks until ctx is done.
+func (c *Controller) Run(ctx context.Context, workers int) {
+	logger := klog.FromContext(ctx)
+	defer c.queue.ShutDown()
+	c.core.Start(ctx.Done())
+	c.api.Start(ctx.Done())
+	go c.snapshots.RunWithContext(ctx)
+	go c.contents.RunWithContext(ctx)
+	if !cache.WaitForCacheSync(ctx.Done(), c.requests.HasSynced, c.accepts.HasSynced, c.snapshots.HasSynced,
+		c.contents.HasSynced, c.claims.HasSynced, c.volumes.HasSynced, c.pods.HasSynced) {
+		return
+	}
+	logger.Info("Caches synced, transferring")
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for c.processNext(ctx) {
+			}
+		})
+	}
+	<-ctx.Done()
+	c.queue.ShutDown()
+	wg.Wait()
+	c.core.Shutdown()
+	c.api.Shutdown()
+}
+
+// processNext works on one key of the queue.
+func (c *Controller) processNext(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(key)
+	var after time.Duration
+	var err error
+	switch {
+	case strings.HasPrefix(key, requestKeyPrefix):
+		after, err = c.syncRequest(ctx, strings.TrimPrefix(key, requestKeyPrefix))
+	case strings.HasPrefix(key, acceptKeyPrefix):
+		err = c.syncOrphanAccept(ctx, strings.TrimPrefix(key, acceptKeyPrefix))
+	}
+	if err != nil {
+		klog.FromContext(ctx).V(2).Info("Will retry", "key", key, "err", err)
+		c.queue.AddRateLimited(key)
+		return true
+	}
+	c.queue.Forget(key)
+	if after > 0 {
+		c.queue.AddAfter(key, after)
+	}
+	return true
+}
+
+// enqueueAll is an event handler that queues the keys keys returns for
+// the object (and, on updates, for the old object too).
+func (c *Controller) enqueueAll(keys func(obj any) []string) cache.ResourceEventHandler {
+	add := func(obj any) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		for _, k := range keys(obj) {
+			c.queue.Add(k)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    add,
+		UpdateFunc: func(old, obj any) { add(old); add(obj) },
+		DeleteFunc: add,
+	}
+}
+
+// listing is a ListWatch whose initial state is listed, not streamed:
+// the snapshot caches are few objects, and the fake clientsets of the
+// tests cannot stream.
+type listing struct {
+	*cache.ListWatch
+}
+
+// IsWatchListSemanticsUnSupported tells client-go's reflector to list.
+func (*listing) IsWatchListSemanticsUnSupported() bool { return true }
+
+func objectKey(kind, namespace, name string) string {
+	return kind + "/" + namespace + "/" + name
+}
+
+func acceptRequestIndex(obj any) ([]string, error) {
+	a, ok := obj.(*transferv1alpha1.StorageTransferAccept)
+	if !ok {
+		return nil, nil
+	}
+	return []string{a.Spec.SourceNamespace + "/" + a.Spec.RequestName}, nil
+}
+
+func requestObjectIndex(obj any) ([]string, error) {
+	r, ok := obj.(*transferv1alpha1.StorageTransferRequest)
+	if !ok {
+		return nil, nil
+	}
+	keys := []string{objectKey(r.Spec.Source.Kind, r.Namespace, r.Spec.Source.Name)}
+	if r.Status.TargetNamespace != "" {
+		keys = append(keys, objectKey(r.Spec.Source.Kind, r.Status.TargetNamespace, r.Spec.TargetName))
+	}
+	return keys, nil
+}
+
+func requestUIDIndex(obj any) ([]string, error) {
+	r, ok := obj.(*transferv1alpha1.StorageTransferRequest)
+	if !ok {
+		return nil, nil
+	}
+	return []string{string(r.UID)}, nil
+}
+
+func podClaimIndex(obj any) ([]string, error) {
+	pod, ok := obj.(*v1.Pod)
+	if !ok {
+		return nil, nil
+	}
+	var keys []string
+	for _, vol := range pod.Spec.Volumes {
+		if vol.PersistentVolumeClaim != nil {
+			keys = append(keys, pod.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName)
+		}
+	}
+	return keys, nil
+}
+
+func (c *Controller) requestKeys(obj any) []string {
+	r, ok := obj.(*transferv1alpha1.StorageTransferRequest)
+	if !ok {
+		return nil
+	}
+	return []string{requestKeyPrefix + r.Namespace + "/" + r.Name}
+}
+
+func (c *Controller) acceptKeys(obj any) []string {
+	a, ok := obj.(*transferv1alpha1.StorageTransferAccept)
+	if !ok {
+		return nil
+	}
+	return []string{requestKeyPrefix + a.Spec.SourceNamespace + "/" + a.Spec.RequestName, acceptKeyPrefix + a.Namespace + "/" + a.Name}
+}
+
+// requestsOf returns the queue keys of the requests that depend on the
+// object kind/namespace/name or whose UID meta's annotations name.
+func (c *Controller) requestsOf(kind, namespace, name string, meta metav1.Object) []string {
+	var keys []string
+	objs, _ := c.requests.GetIndexer().ByIndex(byObject, objectKey(kind, namespace, name))
+	if meta != nil {
+		for _, ann := range []string{plan.RequestAnnotation, plan.LockAnnotation} {
+			if uid := meta.GetAnnotations()[ann]; uid != "" {
+				more, _ := c.requests.GetIndexer().ByIndex(byUID, uid)
+				objs = append(objs, more...)
+			}
+		}
+	}
+	for _, o := range objs {
+		keys = append(keys, c.requestKeys(o)...)
+	}
+	return keys
+}
+
+func (c *Controller) snapshotKeys(obj any) []string {
+	s, ok := obj.(*snapv1.VolumeSnapshot)
+	if !ok {
+		return nil
+	}
+	return c.requestsOf(transferv1alpha1.KindVolumeSnapshot, s.Namespace, s.Name, s)
+}
+
+func (c *Controller) contentKeys(obj any) []string {
+	s, ok := obj.(*snapv1.VolumeSnapshotContent)
+	if !ok {
+		return nil
+	}
+	ref := s.Spec.VolumeSnapshotRef
+	return c.requestsOf(transferv1alpha1.KindVolumeSnapshot, ref.Namespace, ref.Name, s)
+}
+
+func (c *Controller) claimKeys(obj any) []string {
+	pvc, ok := obj.(*v1.PersistentVolumeClaim)
+	if !ok {
+		return nil
+	}
+	return c.requestsOf(transferv1alpha1.KindPersistentVolumeClaim, pvc.Namespace, pvc.Name, pvc)
+}
+
+func (c *Controller) volumeKeys(obj any) []string {
+	pv, ok := obj.(*v1.PersistentVolume)
+	if !ok || pv.Spec.ClaimRef == nil {
+		return nil
+	}
+	return c.requestsOf(transferv1alpha1.KindPersistentVolumeClaim, pv.Spec.ClaimRef.Namespace, pv.Spec.ClaimRef.Name, nil)
+}
+
+func (c *Controller) podKeys(obj any) []string {
+	keys, _ := podClaimIndex(obj)
+	var out []string
+	for _, k := range keys {
+		ns, name, _ := strings.Cut(k, "/")
+		out = append(out, c.requestsOf(transferv1alpha1.KindPersistentVolumeClaim, ns, name, nil)...)
+	}
+	return out
+}
+
+// Metrics are the controller's own counters.
+type Metrics struct {
+	transfers *prometheus.CounterVec
+}
+
+// NewMetrics creates the metrics and registers them with reg:
+// storage_transfer_transfers_total{kind, phase}, the transfers that ended,
+// by kind and final phase (Completed or Failed).
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{transfers: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Subsystem: "storage_transfer", Name: "transfers_total",
+		Help: "Number of transfers that ended, by kind of object and final phase.",
+	}, []string{"kind", "phase"})}
+	if err := reg.Register(m.transfers); err != nil {
+		return nil, fmt.Errorf("registering the transfer metrics: %w", err)
+	}
+	return m, nil
+}
+
+func (m *Metrics) ended(kind string, phase transferv1alpha1.Phase) {
+	if m != nil {
+		m.transfers.WithLabelValues(kind, string(phase)).Inc()
+	}
+}

@@ -1,0 +1,75 @@
+package transfer
+
+import (
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+)
+
+// gather reads from the caches everything plan.Next needs for r.
+func (c *Controller) gather(r *transferv1alpha1.StorageTransferRequest) *plan.Observed {
+	objs, _ := c.accepts.GetIndexer().ByIndex(byRequest, r.Namespace+"/"+r.Name)
+	accepts := make([]*transferv1alpha1.StorageTransferAccept, 0, len(objs))
+	for _, o := range objs {
+		accepts = append(accepts, o.(*transferv1alpha1.StorageTransferAccept))
+	}
+	o := &plan.Observed{Request: r, Match: match.Decide(r, accepts)}
+	targetNS := plan.TargetNamespace(o)
+	rec := r.Status.Record
+	switch r.Spec.Source.Kind {
+	case transferv1alpha1.KindVolumeSnapshot:
+		o.SourceSnapshot = getAs[*snapv1.VolumeSnapshot](c.snapshots, r.Namespace+"/"+r.Spec.Source.Name)
+		contentName := ""
+		switch {
+		case rec != nil:
+			contentName = rec.SourceContentName
+		case o.SourceSnapshot != nil && o.SourceSnapshot.Status != nil && o.SourceSnapshot.Status.BoundVolumeSnapshotContentName != nil:
+			contentName = *o.SourceSnapshot.Status.BoundVolumeSnapshotContentName
+		}
+		if contentName != "" {
+			o.SourceContent = getAs[*snapv1.VolumeSnapshotContent](c.contents, contentName)
+		}
+		o.TargetContent = getAs[*snapv1.VolumeSnapshotContent](c.contents, plan.TargetContentName(r))
+		if targetNS != "" {
+			o.TargetSnapshot = getAs[*snapv1.VolumeSnapshot](c.snapshots, targetNS+"/"+r.Spec.TargetName)
+		}
+	case transferv1alpha1.KindPersistentVolumeClaim:
+		o.SourceClaim = getAs[*v1.PersistentVolumeClaim](c.claims, r.Namespace+"/"+r.Spec.Source.Name)
+		volumeName := ""
+		switch {
+		case rec != nil:
+			volumeName = rec.VolumeName
+		case o.SourceClaim != nil:
+			volumeName = o.SourceClaim.Spec.VolumeName
+		}
+		if volumeName != "" {
+			o.Volume = getAs[*v1.PersistentVolume](c.volumes, volumeName)
+		}
+		if targetNS != "" {
+			o.TargetClaim = getAs[*v1.PersistentVolumeClaim](c.claims, targetNS+"/"+r.Spec.TargetName)
+		}
+		pods, _ := c.pods.GetIndexer().ByIndex(byClaim, r.Namespace+"/"+r.Spec.Source.Name)
+		for _, p := range pods {
+			pod := p.(*v1.Pod)
+			if pod.Status.Phase != v1.PodSucceeded && pod.Status.Phase != v1.PodFailed {
+				o.Pods = append(o.Pods, pod.Name)
+			}
+		}
+	}
+	return o
+}
+
+// getAs returns the object of key in inf's cache, or the zero T.
+func getAs[T any](inf cache.SharedIndexInformer, key string) T {
+	var zero T
+	obj, ok, err := inf.GetStore().GetByKey(key)
+	if err != nil || !ok {
+		return zero
+	}
+	t, _ := obj.(T)
+	return t
+}

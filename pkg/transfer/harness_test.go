@@ -1,0 +1,168 @@
+package transfer
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/ptr"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
+)
+
+// testToken is what the controller under test sets as token.
+const testToken = "dGVzdC10b2tlbi0xMjM0NTY3"
+
+// harness runs the controller against fake clientsets, with a loop that
+// plays the snapshot controller and the PV binder: a target snapshot bound
+// to an existing content becomes ready, a claim naming a volume reserved
+// for it is bound.
+type harness struct {
+	t      *testing.T
+	ctx    context.Context
+	kube   *kubefake.Clientset
+	snap   *snapfake.Clientset
+	api    *fake.Clientset
+	events *record.FakeRecorder
+}
+
+func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	h := &harness{t: t, ctx: ctx, kube: kubefake.NewClientset(kubeObjs...), snap: snapfake.NewSimpleClientset(snapObjs...),
+		api: fake.NewSimpleClientset(), events: record.NewFakeRecorder(1000)}
+	c, err := New(Config{Kube: h.kube, Snapshot: h.snap, API: h.api, Recorder: h.events,
+		Token: func() (string, error) { return testToken, nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { c.Run(ctx, 2) })
+	wg.Go(h.playControllers)
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return h
+}
+
+// playControllers is the snapshot controller and PV binder of the test.
+func (h *harness) playControllers() {
+	_ = wait.PollUntilContextCancel(h.ctx, 10*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		snaps, _ := h.snap.SnapshotV1().VolumeSnapshots("").List(ctx, metav1.ListOptions{})
+		for _, s := range snaps.Items {
+			if s.Status == nil && s.Spec.Source.VolumeSnapshotContentName != nil {
+				if _, err := h.snap.SnapshotV1().VolumeSnapshotContents().Get(ctx, *s.Spec.Source.VolumeSnapshotContentName, metav1.GetOptions{}); err == nil {
+					s.Status = &snapv1.VolumeSnapshotStatus{ReadyToUse: ptr.To(true), BoundVolumeSnapshotContentName: s.Spec.Source.VolumeSnapshotContentName}
+					_, _ = h.snap.SnapshotV1().VolumeSnapshots(s.Namespace).UpdateStatus(ctx, &s, metav1.UpdateOptions{})
+				}
+			}
+		}
+		claims, _ := h.kube.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
+		for _, pvc := range claims.Items {
+			if pvc.Status.Phase == v1.ClaimBound || pvc.Spec.VolumeName == "" {
+				continue
+			}
+			pv, err := h.kube.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+			if err != nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.Namespace != pvc.Namespace || pv.Spec.ClaimRef.Name != pvc.Name {
+				continue
+			}
+			pv.Spec.ClaimRef.UID = pvc.UID
+			if _, err := h.kube.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err == nil {
+				pvc.Status.Phase = v1.ClaimBound
+				_, _ = h.kube.CoreV1().PersistentVolumeClaims(pvc.Namespace).UpdateStatus(ctx, &pvc, metav1.UpdateOptions{})
+			}
+		}
+		return false, nil
+	})
+}
+
+// createRequest creates the seed's request for kind/name and, once the
+// controller has set its token, the accept in test quoting token (the
+// request's own when empty).
+func (h *harness) createRequestAndAccept(kind, name, token string) {
+	h.t.Helper()
+	r := &transferv1alpha1.StorageTransferRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: "request-name", Namespace: "prod", UID: "r1"},
+		Spec: transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: kind, Name: name},
+			AcceptName: "accept-name", TargetName: "bar"},
+	}
+	if _, err := h.api.TransferV1alpha1().StorageTransferRequests("prod").Create(h.ctx, r, metav1.CreateOptions{}); err != nil {
+		h.t.Fatal(err)
+	}
+	var got string
+	h.waitFor("the token", func() bool {
+		r, err := h.api.TransferV1alpha1().StorageTransferRequests("prod").Get(h.ctx, "request-name", metav1.GetOptions{})
+		got = r.Spec.Token
+		return err == nil && got != ""
+	})
+	if token == "" {
+		token = got
+	}
+	a := &transferv1alpha1.StorageTransferAccept{ObjectMeta: metav1.ObjectMeta{Name: "accept-name", Namespace: "test", UID: "a1"},
+		Spec: transferv1alpha1.StorageTransferAcceptSpec{SourceNamespace: "prod", RequestName: "request-name", RequestToken: token}}
+	if _, err := h.api.TransferV1alpha1().StorageTransferAccepts("test").Create(h.ctx, a, metav1.CreateOptions{}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *harness) waitFor(what string, cond func() bool) {
+	h.t.Helper()
+	if err := wait.PollUntilContextCancel(h.ctx, 10*time.Millisecond, true, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
+		h.t.Fatalf("Waiting for %s: %v", what, err)
+	}
+}
+
+// request returns the request, nil once it is gone.
+func (h *harness) request() *transferv1alpha1.StorageTransferRequest {
+	r, err := h.api.TransferV1alpha1().StorageTransferRequests("prod").Get(h.ctx, "request-name", metav1.GetOptions{})
+	if err != nil {
+		return nil
+	}
+	return r
+}
+
+// transferredCondition returns the request's Transferred condition reason.
+func (h *harness) transferredReason() string {
+	r := h.request()
+	if r == nil {
+		return ""
+	}
+	for _, c := range r.Status.Conditions {
+		if c.Type == transferv1alpha1.ConditionTransferred {
+			return c.Reason
+		}
+	}
+	return ""
+}
+
+// eventsSoFar drains the recorded events.
+func (h *harness) eventsSoFar() []string {
+	var out []string
+	for {
+		select {
+		case e := <-h.events.Events:
+			out = append(out, e)
+		default:
+			return out
+		}
+	}
+}
+
+func checkNoEventQuotesTheToken(t *testing.T, events []string) {
+	t.Helper()
+	for _, e := range events {
+		if strings.Contains(e, testToken) {
+			t.Errorf("An event quotes the token: %q", e)
+		}
+	}
+}

@@ -1,0 +1,315 @@
+package transfer
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+)
+
+// syncRequest takes the next step of the request namespace/name. It
+// returns how soon to look again when nothing but time will change what it
+// waits for.
+func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration, error) {
+	r := getAs[*transferv1alpha1.StorageTransferRequest](c.requests, key)
+	if r == nil {
+		return 0, nil
+	}
+	logger := klog.LoggerWithValues(klog.FromContext(ctx), "request", klog.KObj(r))
+	ctx = klog.NewContext(ctx, logger)
+	if r.Spec.Token == "" && r.DeletionTimestamp == nil {
+		return 0, c.setToken(ctx, r)
+	}
+	o := c.gather(r)
+	if err := c.tellAccepts(ctx, r, o.Match); err != nil {
+		return 0, err
+	}
+	switch r.Status.Phase {
+	case transferv1alpha1.PhaseCompleted:
+		return c.retire(ctx, r, o.Match.Accept)
+	case transferv1alpha1.PhaseFailed:
+		// Kept, with the reason in its conditions, until its owner
+		// deletes it.
+		return 0, c.removeFinalizer(ctx, r)
+	}
+	step := plan.Next(o)
+	logger.V(4).Info("Planned", "action", step.Action, "reason", step.Reason)
+	if step.Action == plan.ActionBegin {
+		var err error
+		if r, err = c.addRequestFinalizer(ctx, r); err != nil {
+			return 0, err
+		}
+		o.Request = r
+	}
+	updated, err := c.writeStatus(ctx, r, o, step)
+	if err != nil {
+		return 0, err
+	}
+	switch step.Action {
+	case plan.ActionNone, plan.ActionBegin, plan.ActionStartRollback:
+	case plan.ActionComplete, plan.ActionFail:
+		return c.finish(ctx, updated, o, step)
+	default:
+		logger.V(2).Info("Taking a step", "action", step.Action)
+		if err := c.take(ctx, updated, o, step.Action); err != nil {
+			c.tell(updated, v1.EventTypeWarning, "StepFailed", fmt.Sprintf("%s: %v", step.Action, err))
+			return 0, fmt.Errorf("%s: %w", step.Action, err)
+		}
+	}
+	if step.Action == plan.ActionNone {
+		return waitInterval, nil
+	}
+	return 0, nil
+}
+
+// setToken gives r a new token. The token is neither logged nor put in an
+// event.
+func (c *Controller) setToken(ctx context.Context, r *transferv1alpha1.StorageTransferRequest) error {
+	token, err := c.cfg.Token()
+	if err != nil {
+		return err
+	}
+	r = r.DeepCopy()
+	r.Spec.Token = token
+	if _, err := c.cfg.API.TransferV1alpha1().StorageTransferRequests(r.Namespace).Update(ctx, r, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("setting the token: %w", err)
+	}
+	klog.FromContext(ctx).V(2).Info("Set the request's token")
+	c.tell(r, v1.EventTypeNormal, "TokenSet", "spec.token is set: give it to the owner of the target namespace for spec.requestToken of the StorageTransferAccept "+r.Spec.AcceptName)
+	return nil
+}
+
+// addRequestFinalizer holds r until its transfer has finished, and
+// returns r as updated.
+func (c *Controller) addRequestFinalizer(ctx context.Context, r *transferv1alpha1.StorageTransferRequest) (*transferv1alpha1.StorageTransferRequest, error) {
+	if slices.Contains(r.Finalizers, plan.Finalizer) {
+		return r, nil
+	}
+	r = r.DeepCopy()
+	r.Finalizers = append(r.Finalizers, plan.Finalizer)
+	return c.cfg.API.TransferV1alpha1().StorageTransferRequests(r.Namespace).Update(ctx, r, metav1.UpdateOptions{})
+}
+
+// writeStatus writes the step's phase, conditions and record (the write-
+// ahead record goes to the API server before the step changes anything),
+// unless they are already there. The update is conditional on the
+// resourceVersion the step was planned from: a record planned from a stale
+// cache is refused and the request planned again.
+func (c *Controller) writeStatus(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, o *plan.Observed, step plan.Step) (*transferv1alpha1.StorageTransferRequest, error) {
+	next := r.DeepCopy()
+	st := &next.Status
+	st.ObservedGeneration = r.Generation
+	st.Phase = step.Phase
+	if step.Record != nil {
+		st.Record = step.Record
+	}
+	if st.Record != nil && st.TargetNamespace == "" && o.Match.Accept != nil {
+		st.TargetNamespace, st.AcceptUID = o.Match.Accept.Namespace, string(o.Match.Accept.UID)
+	}
+	matched := metav1.ConditionFalse
+	if o.Match.Request.Matched {
+		matched = metav1.ConditionTrue
+	}
+	if st.Record == nil || o.Match.Accept != nil {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionMatched, Status: matched,
+			Reason: o.Match.Request.Reason, Message: o.Match.Request.Message, ObservedGeneration: r.Generation})
+	}
+	transferred := metav1.ConditionFalse
+	if step.Phase == transferv1alpha1.PhaseCompleted {
+		transferred = metav1.ConditionTrue
+		now := metav1.NewTime(c.clock.Now())
+		st.CompletionTime = &now
+	} else if step.Phase == transferv1alpha1.PhaseFailed {
+		now := metav1.NewTime(c.clock.Now())
+		st.CompletionTime = &now
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionTransferred, Status: transferred,
+		Reason: step.Reason, Message: step.Message, ObservedGeneration: r.Generation})
+	if apiequality.Semantic.DeepEqual(r.Status, next.Status) {
+		return r, nil
+	}
+	updated, err := c.cfg.API.TransferV1alpha1().StorageTransferRequests(r.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("writing the status (%s): %w", step.Action, err)
+	}
+	if step.Reason != "" {
+		typ := v1.EventTypeNormal
+		if step.Phase == transferv1alpha1.PhaseFailed || step.Reason == plan.ReasonRollingBack || step.Reason == plan.ReasonNeedsAttention || step.Reason == plan.ReasonBoundElsewhere {
+			typ = v1.EventTypeWarning
+		}
+		c.tellOnce(updated, typ, step.Reason, step.Message)
+	}
+	return updated, nil
+}
+
+// finish ends the transfer: the request's finalizer is removed, the
+// accept told, the transfer counted.
+func (c *Controller) finish(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, o *plan.Observed, step plan.Step) (time.Duration, error) {
+	if err := c.removeFinalizer(ctx, r); err != nil {
+		return 0, err
+	}
+	if a := o.Match.Accept; a != nil {
+		if err := c.setAcceptStatus(ctx, a, match.Verdict{Matched: true, Reason: match.ReasonMatched, Message: "matches StorageTransferRequest " + r.Namespace + "/" + r.Name}, step.Phase); err != nil {
+			return 0, err
+		}
+		typ := v1.EventTypeNormal
+		if step.Phase == transferv1alpha1.PhaseFailed {
+			typ = v1.EventTypeWarning
+		}
+		c.tell(a, typ, step.Reason, step.Message)
+	}
+	c.cfg.Metrics.ended(r.Spec.Source.Kind, step.Phase)
+	klog.FromContext(ctx).Info("Transfer ended", "phase", step.Phase, "reason", step.Reason)
+	if step.Phase == transferv1alpha1.PhaseCompleted {
+		return c.cfg.Retention + time.Second, nil
+	}
+	return 0, nil
+}
+
+// removeFinalizer lets r go.
+func (c *Controller) removeFinalizer(ctx context.Context, r *transferv1alpha1.StorageTransferRequest) error {
+	if !slices.Contains(r.Finalizers, plan.Finalizer) {
+		return nil
+	}
+	r = r.DeepCopy()
+	r.Finalizers = slices.DeleteFunc(r.Finalizers, func(f string) bool { return f == plan.Finalizer })
+	_, err := c.cfg.API.TransferV1alpha1().StorageTransferRequests(r.Namespace).Update(ctx, r, metav1.UpdateOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// retire deletes a completed transfer's request and accept once the
+// retention has passed, with an event in both namespaces.
+func (c *Controller) retire(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, a *transferv1alpha1.StorageTransferAccept) (time.Duration, error) {
+	if err := c.removeFinalizer(ctx, r); err != nil {
+		return 0, err
+	}
+	if r.Status.CompletionTime != nil {
+		if left := r.Status.CompletionTime.Add(c.cfg.Retention).Sub(c.clock.Now()); left > 0 {
+			return left, nil
+		}
+	}
+	msg := fmt.Sprintf("the transfer of %s %s/%s to %s/%s completed; deleting its StorageTransferRequest and StorageTransferAccept",
+		r.Spec.Source.Kind, r.Namespace, r.Spec.Source.Name, r.Status.TargetNamespace, r.Spec.TargetName)
+	if a != nil {
+		c.tell(a, v1.EventTypeNormal, "TransferRetired", msg)
+		if err := c.cfg.API.TransferV1alpha1().StorageTransferAccepts(a.Namespace).Delete(ctx, a.Name,
+			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &a.UID}}); err != nil && !apierrors.IsNotFound(err) {
+			return 0, err
+		}
+	}
+	c.tell(r, v1.EventTypeNormal, "TransferRetired", msg)
+	c.forget(r.UID)
+	if a != nil {
+		c.forget(a.UID)
+	}
+	err := c.cfg.API.TransferV1alpha1().StorageTransferRequests(r.Namespace).Delete(ctx, r.Name,
+		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &r.UID}})
+	if apierrors.IsNotFound(err) {
+		return 0, nil
+	}
+	return 0, err
+}
+
+// tellAccepts writes the verdict and phase of every accept that names r.
+func (c *Controller) tellAccepts(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, res match.Result) error {
+	objs, _ := c.accepts.GetIndexer().ByIndex(byRequest, r.Namespace+"/"+r.Name)
+	for _, obj := range objs {
+		a := obj.(*transferv1alpha1.StorageTransferAccept)
+		v, ok := res.Accepts[a.Namespace+"/"+a.Name]
+		if !ok {
+			continue
+		}
+		phase := transferv1alpha1.PhasePending
+		if v.Matched {
+			phase = r.Status.Phase
+			if phase == "" {
+				phase = transferv1alpha1.PhaseMatched
+			}
+		}
+		if err := c.setAcceptStatus(ctx, a, v, phase); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setAcceptStatus writes an accept's phase and Matched condition, and
+// tells a refusal once as an event.
+func (c *Controller) setAcceptStatus(ctx context.Context, a *transferv1alpha1.StorageTransferAccept, v match.Verdict, phase transferv1alpha1.Phase) error {
+	next := a.DeepCopy()
+	next.Status.ObservedGeneration = a.Generation
+	next.Status.Phase = phase
+	status := metav1.ConditionFalse
+	if v.Matched {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionMatched, Status: status,
+		Reason: v.Reason, Message: v.Message, ObservedGeneration: a.Generation})
+	if apiequality.Semantic.DeepEqual(a.Status, next.Status) {
+		return nil
+	}
+	if _, err := c.cfg.API.TransferV1alpha1().StorageTransferAccepts(a.Namespace).UpdateStatus(ctx, next, metav1.UpdateOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("writing the status of accept %s/%s: %w", a.Namespace, a.Name, err)
+	}
+	if !v.Matched {
+		c.tellOnce(a, v1.EventTypeWarning, v.Reason, v.Message)
+	}
+	return nil
+}
+
+// syncOrphanAccept tells an accept whose request does not exist so.
+func (c *Controller) syncOrphanAccept(ctx context.Context, key string) error {
+	a := getAs[*transferv1alpha1.StorageTransferAccept](c.accepts, key)
+	if a == nil || a.Status.Phase == transferv1alpha1.PhaseCompleted {
+		return nil
+	}
+	if r := getAs[*transferv1alpha1.StorageTransferRequest](c.requests, a.Spec.SourceNamespace+"/"+a.Spec.RequestName); r != nil {
+		return nil // the request's sync tells it
+	}
+	return c.setAcceptStatus(ctx, a, match.RequestNotFound(a), transferv1alpha1.PhasePending)
+}
+
+// tell emits an event on obj.
+func (c *Controller) tell(obj runtime.Object, typ, reason, message string) {
+	c.cfg.Recorder.Event(obj, typ, reason, message)
+}
+
+// tellOnce emits an event on obj unless the last event told on it had the
+// same reason and message: a wait is told once, not on every look.
+func (c *Controller) tellOnce(obj runtime.Object, typ, reason, message string) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	said := reason + "\x00" + message
+	c.mu.Lock()
+	last := c.told[string(m.GetUID())]
+	c.told[string(m.GetUID())] = said
+	c.mu.Unlock()
+	if last != said {
+		c.cfg.Recorder.Event(obj, typ, reason, message)
+	}
+}
+
+// forget drops what was told on the object of uid (it is gone).
+func (c *Controller) forget(uid types.UID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.told, string(uid))
+}
