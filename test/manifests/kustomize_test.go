@@ -23,10 +23,11 @@ import (
 // top level because it needs a certificate first; overlays/webhook-guard
 // installs it with its optional DELETE guard.
 var kustomizations = map[string][]string{
-	".":                      slices.Concat(crdObjects, sidecarObjects, validatorObjects),
+	".":                      slices.Concat(crdObjects, sidecarObjects, validatorObjects, transferObjects),
 	"crds":                   crdObjects,
 	"csi-provisioner":        sidecarObjects,
 	"validator":              validatorObjects,
+	"transfer":               transferObjects,
 	"populator":              populatorObjects,
 	"webhook":                webhookObjects,
 	"overlays/ha":            slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects),

@@ -32,6 +32,7 @@ import (
 
 	popv1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
@@ -64,6 +65,12 @@ var knownKinds = map[schema.GroupVersionKind]func() any{
 	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotClass"):    func() any { return &snapv1.VolumeSnapshotClass{} },
 	snapv1.SchemeGroupVersion.WithKind("VolumeSnapshotContent"):  func() any { return &snapv1.VolumeSnapshotContent{} },
 	snapv1alpha1.SchemeGroupVersion.WithKind(snapv1alpha1.Kind):  func() any { return &snapv1alpha1.VolumeSnapshotLink{} },
+	transferv1alpha1.SchemeGroupVersion.WithKind("StorageTransferRequest"): func() any {
+		return &transferv1alpha1.StorageTransferRequest{}
+	},
+	transferv1alpha1.SchemeGroupVersion.WithKind("StorageTransferAccept"): func() any {
+		return &transferv1alpha1.StorageTransferAccept{}
+	},
 	populatorKind: func() any { return &popv1beta1.VolumePopulator{} },
 
 	// The CRDs of deploy/crds, which controller-gen writes from pkg/apis
@@ -288,6 +295,16 @@ var (
 		"RoleBinding default/csi-provisioner-role-capacity",
 		"Deployment default/csi-provisioner",
 	}
+	// transferObjects are in deploy/transfer.
+	transferObjects = []string{
+		"ServiceAccount default/storage-transfer-controller",
+		"ClusterRole storage-transfer-controller",
+		"ClusterRoleBinding storage-transfer-controller",
+		"Role default/storage-transfer-controller-leader-election",
+		"RoleBinding default/storage-transfer-controller-leader-election",
+		"Deployment default/storage-transfer-controller",
+		"ClusterRole storage-transfer-edit",
+	}
 	// validatorObjects are in deploy/validator.
 	validatorObjects = []string{
 		"ServiceAccount default/volume-data-source-validator",
@@ -329,6 +346,8 @@ var (
 		"ReferenceGrant prod/bar-links",
 		"VolumeSnapshotLink test/foo-link",
 		"PersistentVolumeClaim test/foo-testing-via-link",
+		"StorageTransferRequest prod/foo-to-test",
+		"StorageTransferAccept test/from-prod",
 	}
 )
 
@@ -337,7 +356,7 @@ func TestDeployHasTheDocumentedObjects(t *testing.T) {
 	for _, m := range loadManifests(t) {
 		have[m.key()] = true
 	}
-	for _, want := range slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects, webhookObjects, populatorObjects, exampleObjects) {
+	for _, want := range slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects, webhookObjects, populatorObjects, exampleObjects, transferObjects) {
 		if !have[want] {
 			t.Errorf("deploy/ has no %s", want)
 		}
