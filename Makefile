@@ -41,10 +41,11 @@ PROGRESS    := awk '/^[a-z0-9.-]+(\/[^ :]+)*$$/ { if (++n % 200 == 0) { print " 
 help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
-build: ## Build the sidecar into bin/csi-provisioner, the validator into bin/volume-data-source-validator and the webhook into bin/snapshot-validation-webhook (static), and the local test driver.
+build: ## Build the sidecar into bin/csi-provisioner, the validator into bin/volume-data-source-validator, the webhook into bin/snapshot-validation-webhook and the transfer controller into bin/storage-transfer-controller (static), and the local test driver.
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(VALIDATOR_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/volume-data-source-validator ./cmd/volume-data-source-validator
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/snapshot-validation-webhook ./cmd/snapshot-validation-webhook
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/storage-transfer-controller ./cmd/storage-transfer-controller
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
 
 tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and validator, linters and code generators (cached in .cache/).

@@ -1,0 +1,399 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	generated "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+	"github.com/xns-csi/csi-provisioner/test/cluster"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
+)
+
+// TestE2ETransfer runs the storage-transfer-controller binary on the shared
+// control plane, as the ServiceAccount of deploy/transfer, with the real
+// snapshot-controller, csi-snapshotter, PV binder and local driver: seed
+// 002's two test plans with the data checked, the refusals, the CRD's CEL
+// rules, and the controller killed at every step of a transfer.
+func TestE2ETransfer(t *testing.T) {
+	ctx := ctxFor(t)
+	tc, err := world.StartTransferController(ctx, "transfer", "--retention=2s", "--worker-threads=2", "--v=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := transferClient(t)
+	class := storageClass(t, "xfer", world.Local.Name)
+	t.Run("SnapshotTestPlan", func(t *testing.T) { testTransferSnapshot(t, api, class, nil) })
+	t.Run("ClaimTestPlan", func(t *testing.T) { testTransferClaim(t, api, class, nil) })
+	t.Run("Refusals", func(t *testing.T) { testTransferRefusals(t, api, class) })
+	t.Run("CELRules", func(t *testing.T) { testTransferCEL(t, api) })
+	// The crash tests need a controller whose every API write waits for
+	// its client's rate limiter (2 per second), so that the test sees the
+	// record of each step and kills the controller before the step's
+	// change.
+	tc.Kill()
+	slow, err := world.StartTransferController(ctx, "transfer-slow", "--retention=2s", "--kube-api-qps=2", "--kube-api-burst=1", "--v=4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("SnapshotKilledAtEveryStep", func(t *testing.T) { testTransferSnapshot(t, api, class, slow) })
+	t.Run("ClaimKilledAtEveryStep", func(t *testing.T) { testTransferClaim(t, api, class, slow) })
+}
+
+// The steps of a snapshot and of a claim transfer whose record the crash
+// tests see (docs/transfer.md).
+var (
+	snapshotSteps = []string{"Begin", "LockSource", "RetainSourceContent", "CreateTargetContent", "CreateTargetSnapshot",
+		"DeleteSource", "DeleteSourceContent", "RestoreDeletionPolicy"}
+	claimSteps = []string{"Begin", "LockSource", "RetainVolume", "DeleteSource", "ReserveVolume", "CreateTargetClaim",
+		"RestoreReclaimPolicy", "ReleaseSource"}
+)
+
+func transferClient(t *testing.T) generated.Interface {
+	t.Helper()
+	config, err := world.Cluster.RESTConfig(cluster.Admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	api, err := generated.NewForConfig(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return api
+}
+
+// backendHas reports whether the local driver holds the snapshot or
+// volume of handle ("snapshots" or "volumes").
+func backendHas(s *localenv.Stack, kind, handle string) bool {
+	_, err := os.Stat(filepath.Join(s.State, kind, handle+".json"))
+	return err == nil
+}
+
+// offer creates the request name in src for kind/source, to be accepted as
+// "accept" and named "bar" in the target, and returns the token the
+// controller set.
+func offer(t *testing.T, api generated.Interface, src, name, kind, source string) string {
+	t.Helper()
+	r := &transferv1alpha1.StorageTransferRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: src},
+		Spec: transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: kind, Name: source},
+			AcceptName: "accept", TargetName: "bar"},
+	}
+	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Create(context.Background(), r, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var token string
+	waitFor(t, "the controller to set the token of "+src+"/"+name, func(ctx context.Context) bool {
+		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, name, metav1.GetOptions{})
+		token = r.Spec.Token
+		return err == nil && token != ""
+	})
+	return token
+}
+
+// accept creates the accept "accept" in dst for request src/request.
+func accept(t *testing.T, api generated.Interface, dst, src, request, token string) {
+	t.Helper()
+	a := &transferv1alpha1.StorageTransferAccept{
+		ObjectMeta: metav1.ObjectMeta{Name: "accept", Namespace: dst},
+		Spec:       transferv1alpha1.StorageTransferAcceptSpec{SourceNamespace: src, RequestName: request, RequestToken: token},
+	}
+	if _, err := api.TransferV1alpha1().StorageTransferAccepts(dst).Create(context.Background(), a, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitTransferGone waits until the request and the accept are deleted
+// (seed 002's "confirm deletion of StorageTransfer* resources"). With tc,
+// it kills the controller (SIGKILL) and starts it again each time the
+// request's write-ahead record names a step not killed at before, and
+// returns those steps.
+func waitTransferGone(t *testing.T, api generated.Interface, src, dst string, tc *localenv.TransferController) []string {
+	t.Helper()
+	var killed []string
+	err := wait.PollUntilContextTimeout(ctxFor(t), 20*time.Millisecond, 3*eventually, true, func(ctx context.Context) (bool, error) {
+		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			_, err := api.TransferV1alpha1().StorageTransferAccepts(dst).Get(ctx, "accept", metav1.GetOptions{})
+			return apierrors.IsNotFound(err), nil
+		}
+		if err != nil || tc == nil || r.Status.Record == nil || slices.Contains(killed, r.Status.Record.Step) {
+			return false, nil
+		}
+		killed = append(killed, r.Status.Record.Step)
+		tc.Kill()
+		if err := tc.Restart(ctx); err != nil {
+			return false, err
+		}
+		return false, nil
+	})
+	if err != nil {
+		r, _ := api.TransferV1alpha1().StorageTransferRequests(src).Get(context.Background(), "move", metav1.GetOptions{})
+		t.Fatalf("the transfer did not complete (killed at %v): %v\nrequest status: %+v\n%s", killed, err, r.Status, describeEvents(src, "move"))
+	}
+	if tc != nil {
+		t.Logf("killed the controller at %v", killed)
+	}
+	return killed
+}
+
+// testTransferSnapshot is seed 002's VolumeSnapshot test plan: a claim
+// with data, a snapshot of it, the transfer, a new claim from the
+// transferred snapshot in the target namespace has the data, the
+// StorageTransfer objects are gone; and the backend snapshot was never
+// copied nor deleted, until the target snapshot is deleted.
+func testTransferSnapshot(t *testing.T, api generated.Interface, class string, tc *localenv.TransferController) {
+	s := world.Local
+	src, dst := namespace(t, "xfer-src"), namespace(t, "xfer-dst")
+	createPVC(t, src, "data", class)
+	writeData(t, s, waitBound(t, src, "data"), "seed 002 snapshot "+src)
+	takeSnapshot(t, s, src, "snap", "data")
+	handle := snapshotHandleOf(t, src, "snap")
+
+	token := offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "snap")
+	accept(t, api, dst, src, "move", token)
+	killed := waitTransferGone(t, api, src, dst, tc)
+	if tc != nil && !slices.Equal(killed, snapshotSteps) {
+		t.Errorf("killed at %v, want at every step %v", killed, snapshotSteps)
+	}
+
+	if _, err := world.Snaps.SnapshotV1().VolumeSnapshots(src).Get(context.Background(), "snap", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the source snapshot is still there: %v", err)
+	}
+	target, err := world.Snaps.SnapshotV1().VolumeSnapshots(dst).Get(context.Background(), "bar", metav1.GetOptions{})
+	if err != nil || target.Status == nil || target.Status.ReadyToUse == nil || !*target.Status.ReadyToUse {
+		t.Fatalf("target snapshot %s/bar = %+v, %v; want ready", dst, target, err)
+	}
+	content, err := world.Snaps.SnapshotV1().VolumeSnapshotContents().Get(context.Background(), *target.Status.BoundVolumeSnapshotContentName, metav1.GetOptions{})
+	if err != nil || content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentDelete ||
+		content.Spec.Source.SnapshotHandle == nil || *content.Spec.Source.SnapshotHandle != handle {
+		t.Errorf("target content %+v, %v: want backend snapshot %s (not a copy) under the original deletionPolicy Delete", content, err, handle)
+	}
+	if !backendHas(s, "snapshots", handle) {
+		t.Errorf("the backend snapshot %s was deleted by the transfer", handle)
+	}
+	createPVC(t, dst, "restored", class, restoring("", "bar"))
+	if got, want := readData(t, s, waitBound(t, dst, "restored")), "seed 002 snapshot "+src; got != want {
+		t.Errorf("restored data %q, want %q", got, want)
+	}
+	waitEvent(t, dst, "accept", "TransferRetired", "completed")
+
+	if err := world.Snaps.SnapshotV1().VolumeSnapshots(dst).Delete(context.Background(), "bar", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the backend snapshot to be deleted with the target snapshot", func(context.Context) bool {
+		return !backendHas(s, "snapshots", handle)
+	})
+}
+
+// testTransferClaim is seed 002's PVC test plan: a claim with data, bound,
+// transferred; the target claim's volume has the data (it is the same
+// volume), the StorageTransfer objects are gone, the reclaim policy is the
+// original again and no volume was created or deleted.
+func testTransferClaim(t *testing.T, api generated.Interface, class string, tc *localenv.TransferController) {
+	s := world.Local
+	src, dst := namespace(t, "xfer-src"), namespace(t, "xfer-dst")
+	createPVC(t, src, "data", class)
+	pv := waitBound(t, src, "data")
+	writeData(t, s, pv, "seed 002 claim "+src)
+
+	token := offer(t, api, src, "move", transferv1alpha1.KindPersistentVolumeClaim, "data")
+	accept(t, api, dst, src, "move", token)
+	killed := waitTransferGone(t, api, src, dst, tc)
+	if tc != nil && !slices.Equal(killed, claimSteps) {
+		t.Errorf("killed at %v, want at every step %v", killed, claimSteps)
+	}
+
+	if _, err := world.Kube.CoreV1().PersistentVolumeClaims(src).Get(context.Background(), "data", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the source claim is still there: %v", err)
+	}
+	moved := waitBound(t, dst, "bar")
+	if moved.Name != pv.Name || moved.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimDelete {
+		t.Errorf("target claim bound to %s (%s), want %s with the original Delete policy", moved.Name, moved.Spec.PersistentVolumeReclaimPolicy, pv.Name)
+	}
+	if got, want := readData(t, s, moved), "seed 002 claim "+src; got != want {
+		t.Errorf("data %q, want %q", got, want)
+	}
+	if !backendHas(s, "volumes", moved.Spec.CSI.VolumeHandle) {
+		t.Errorf("the volume %s is gone from the driver", moved.Spec.CSI.VolumeHandle)
+	}
+}
+
+// snapshotHandleOf is the backend snapshot of a ready VolumeSnapshot.
+func snapshotHandleOf(t *testing.T, namespace, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	snap, err := world.Snaps.SnapshotV1().VolumeSnapshots(namespace).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	content, err := world.Snaps.SnapshotV1().VolumeSnapshotContents().Get(ctx, *snap.Status.BoundVolumeSnapshotContentName, metav1.GetOptions{})
+	if err != nil || content.Status == nil || content.Status.SnapshotHandle == nil {
+		t.Fatalf("content of %s/%s: %+v, %v", namespace, name, content, err)
+	}
+	return *content.Status.SnapshotHandle
+}
+
+// testTransferRefusals: each refusal is a condition with a clear message,
+// and nothing is changed.
+func testTransferRefusals(t *testing.T, api generated.Interface, class string) {
+	s := world.Local
+	src, dst := namespace(t, "xfer-src"), namespace(t, "xfer-dst")
+	createPVC(t, src, "data", class)
+	waitBound(t, src, "data")
+	takeSnapshot(t, s, src, "snap", "data")
+
+	t.Run("TokenMismatch", func(t *testing.T) {
+		offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "snap")
+		accept(t, api, dst, src, "move", "bm90LXRoZS10b2tlbi1hdC1hbGw")
+		waitAcceptReason(t, api, dst, "accept", match.ReasonTokenMismatch)
+		waitEvent(t, dst, "accept", match.ReasonTokenMismatch, "spec.requestToken is not the token")
+		snap, _ := world.Snaps.SnapshotV1().VolumeSnapshots(src).Get(context.Background(), "snap", metav1.GetOptions{})
+		if _, locked := snap.Annotations[plan.LockAnnotation]; locked {
+			t.Error("a refused transfer locked the source")
+		}
+		deleteTransfer(t, api, src, "move", dst, "accept")
+	})
+	t.Run("AcceptNamesAnotherNamespace", func(t *testing.T) {
+		token := offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "snap")
+		accept(t, api, dst, dst, "move", token) // the request is in src, not dst
+		waitAcceptReason(t, api, dst, "accept", match.ReasonRequestNotFound)
+		deleteTransfer(t, api, src, "move", dst, "accept")
+	})
+	t.Run("SourceNotFound", func(t *testing.T) {
+		token := offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "nothing")
+		accept(t, api, dst, src, "move", token)
+		waitRequestReason(t, api, src, "move", plan.ReasonSourceNotFound, `VolumeSnapshot `+src+`/nothing not found`)
+		deleteTransfer(t, api, src, "move", dst, "accept")
+	})
+	t.Run("TargetNameTaken", func(t *testing.T) {
+		missing := "missing" // a snapshot of no claim never becomes ready: it only takes the name
+		taken := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "bar", Namespace: dst},
+			Spec: snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: &missing}}}
+		if _, err := world.Snaps.SnapshotV1().VolumeSnapshots(dst).Create(context.Background(), taken, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		token := offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "snap")
+		accept(t, api, dst, src, "move", token)
+		waitRequestReason(t, api, src, "move", plan.ReasonTargetNameTaken, "already exists")
+		deleteTransfer(t, api, src, "move", dst, "accept")
+	})
+	t.Run("ClaimUsedByAPod", func(t *testing.T) {
+		pod := &v1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "app", Namespace: src}, Spec: v1.PodSpec{
+			Containers: []v1.Container{{Name: "app", Image: "registry.k8s.io/pause:3.10"}},
+			Volumes:    []v1.Volume{{Name: "d", VolumeSource: v1.VolumeSource{PersistentVolumeClaim: &v1.PersistentVolumeClaimVolumeSource{ClaimName: "data"}}}}}}
+		if _, err := world.Kube.CoreV1().Pods(src).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		token := offer(t, api, src, "move", transferv1alpha1.KindPersistentVolumeClaim, "data")
+		accept(t, api, dst, src, "move", token)
+		waitRequestReason(t, api, src, "move", plan.ReasonSourceInUse, "used by pod app")
+		claim, err := world.Kube.CoreV1().PersistentVolumeClaims(src).Get(context.Background(), "data", metav1.GetOptions{})
+		if err != nil || claim.DeletionTimestamp != nil {
+			t.Errorf("the claim in use was deleted: %+v, %v", claim, err)
+		}
+		if err := world.Kube.CoreV1().Pods(src).Delete(context.Background(), "app", metav1.DeleteOptions{GracePeriodSeconds: new(int64)}); err != nil {
+			t.Fatal(err)
+		}
+		waitTransferGone(t, api, src, dst, nil)
+		waitBound(t, dst, "bar")
+	})
+}
+
+// testTransferCEL: the spec of a request is immutable except the token,
+// which can be set once; an accept's spec is immutable.
+func testTransferCEL(t *testing.T, api generated.Interface) {
+	ctx := context.Background()
+	src := namespace(t, "xfer-cel")
+	token := offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "none")
+	for what, change := range map[string]func(*transferv1alpha1.StorageTransferRequest){
+		"token changed":       func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.Token = "YW5vdGhlci10b2tlbi0xMjM0NTY" },
+		"token removed":       func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.Token = "" },
+		"target name changed": func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.TargetName = "other" },
+		"secrets added": func(r *transferv1alpha1.StorageTransferRequest) {
+			r.Spec.Secrets = []transferv1alpha1.TransferSecret{{Name: "s", Namespace: src, Type: "t"}}
+		},
+	} {
+		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		change(r)
+		if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Update(ctx, r, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+			t.Errorf("%s: err = %v, want Invalid", what, err)
+		}
+	}
+	short := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: "weak", Namespace: src},
+		Spec: transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: transferv1alpha1.KindVolumeSnapshot, Name: "x"},
+			AcceptName: "a", TargetName: "b", Token: "short"}}
+	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Create(ctx, short, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("a 5-character token: err = %v, want Invalid", err)
+	}
+	accept(t, api, src, src, "move", token)
+	a, _ := api.TransferV1alpha1().StorageTransferAccepts(src).Get(ctx, "accept", metav1.GetOptions{})
+	a.Spec.RequestName = "other"
+	if _, err := api.TransferV1alpha1().StorageTransferAccepts(src).Update(ctx, a, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("accept spec changed: err = %v, want Invalid", err)
+	}
+}
+
+func deleteTransfer(t *testing.T, api generated.Interface, src, request, dst, acceptName string) {
+	t.Helper()
+	ctx := context.Background()
+	_ = api.TransferV1alpha1().StorageTransferAccepts(dst).Delete(ctx, acceptName, metav1.DeleteOptions{})
+	_ = api.TransferV1alpha1().StorageTransferRequests(src).Delete(ctx, request, metav1.DeleteOptions{})
+	waitFor(t, "the request to be deleted", func(ctx context.Context) bool {
+		_, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, request, metav1.GetOptions{})
+		_, errA := api.TransferV1alpha1().StorageTransferAccepts(dst).Get(ctx, acceptName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err) && apierrors.IsNotFound(errA)
+	})
+}
+
+func waitAcceptReason(t *testing.T, api generated.Interface, ns, name, reason string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("accept %s/%s to be told %s", ns, name, reason), func(ctx context.Context) bool {
+		a, err := api.TransferV1alpha1().StorageTransferAccepts(ns).Get(ctx, name, metav1.GetOptions{})
+		return err == nil && conditionReason(a.Status.Conditions, transferv1alpha1.ConditionMatched) == reason
+	})
+}
+
+func waitRequestReason(t *testing.T, api generated.Interface, ns, name, reason, part string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("request %s/%s to be told %s", ns, name, reason), func(ctx context.Context) bool {
+		r, err := api.TransferV1alpha1().StorageTransferRequests(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		for _, c := range r.Status.Conditions {
+			if c.Type == transferv1alpha1.ConditionTransferred && c.Reason == reason && strings.Contains(c.Message, part) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func conditionReason(conditions []metav1.Condition, typ string) string {
+	for _, c := range conditions {
+		if c.Type == typ {
+			return c.Reason
+		}
+	}
+	return ""
+}
