@@ -16,13 +16,16 @@ ARG TARGETARCH
 ARG VERSION=dev
 WORKDIR /src
 COPY . .
-# The three binaries: the sidecar, the volume-data-source-validator, which
+# The four binaries: the sidecar, the volume-data-source-validator, which
 # deploy/validator runs from this image with command
-# /volume-data-source-validator, and the snapshot-validation-webhook, run
-# with command /snapshot-validation-webhook. The validator is built with
+# /volume-data-source-validator, the snapshot-validation-webhook, run
+# with command /snapshot-validation-webhook, and the
+# storage-transfer-controller, which deploy/transfer runs with command
+# /storage-transfer-controller. The validator is built with
 # the Makefile's VALIDATOR_TAGS (grpcnotrace: see there).
 RUN export CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOFLAGS=-mod=vendor GOTOOLCHAIN=local && \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/csi-provisioner ./cmd/snapshot-validation-webhook && \
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/csi-provisioner ./cmd/snapshot-validation-webhook \
+      ./cmd/storage-transfer-controller && \
     go build -trimpath -tags grpcnotrace -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/volume-data-source-validator
 
 # Run stage: distroless static, which has a variant for every platform Go
@@ -36,8 +39,10 @@ LABEL org.opencontainers.image.title="csi-provisioner" \
       org.opencontainers.image.source="https://github.com/xns-csi/csi-provisioner" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}"
-COPY --from=build /out/csi-provisioner /out/volume-data-source-validator /out/snapshot-validation-webhook /
+COPY --from=build /out/csi-provisioner /out/volume-data-source-validator /out/snapshot-validation-webhook \
+     /out/storage-transfer-controller /
 USER 65532:65532
 # The sidecar; the validator is run with `command: ["/volume-data-source-validator"]`,
-# the webhook with `command: ["/snapshot-validation-webhook"]`.
+# the webhook with `command: ["/snapshot-validation-webhook"]`, the transfer
+# controller with `command: ["/storage-transfer-controller"]`.
 ENTRYPOINT ["/csi-provisioner"]
