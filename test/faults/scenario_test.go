@@ -216,13 +216,19 @@ func (sc *scenario) createClaim(t *testing.T, ns, name string, ref *v1.TypedObje
 // burst creates n claims, cycling through burstKinds, and records them.
 func (sc *scenario) burst(t *testing.T, n int) []*claim {
 	t.Helper()
+	return sc.burstOf(t, burstKinds, n)
+}
+
+// burstOf creates n claims, cycling through kinds, and records them.
+func (sc *scenario) burstOf(t *testing.T, kinds []kind, n int) []*claim {
+	t.Helper()
 	var out []*claim
 	for range n {
 		sc.mu.Lock()
 		i := sc.next
 		sc.next++
 		sc.mu.Unlock()
-		k := burstKinds[i%len(burstKinds)]
+		k := kinds[i%len(kinds)]
 		name := fmt.Sprintf("%s-%03d", k, i)
 		snapshot := func(ns string) *v1.TypedObjectReference {
 			group := snapshotGroup
