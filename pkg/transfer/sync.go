@@ -65,7 +65,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	default:
 		logger.V(2).Info("Taking a step", "action", step.Action)
 		if err := c.take(ctx, updated, o, step.Action); err != nil {
-			c.tell(updated, v1.EventTypeWarning, "StepFailed", fmt.Sprintf("%s: %v", step.Action, err))
+			c.tell(updated, v1.EventTypeWarning, ReasonStepFailed, fmt.Sprintf("%s: %v", step.Action, err))
 			return 0, fmt.Errorf("%s: %w", step.Action, err)
 		}
 	}
@@ -88,7 +88,7 @@ func (c *Controller) setToken(ctx context.Context, r *transferv1alpha1.StorageTr
 		return fmt.Errorf("setting the token: %w", err)
 	}
 	klog.FromContext(ctx).V(2).Info("Set the request's token")
-	c.tell(r, v1.EventTypeNormal, "TokenSet", "spec.token is set: give it to the owner of the target namespace for spec.requestToken of the StorageTransferAccept "+r.Spec.AcceptName)
+	c.tell(r, v1.EventTypeNormal, ReasonTokenSet, "spec.token is set: give it to the owner of the target namespace for spec.requestToken of the StorageTransferAccept "+r.Spec.AcceptName)
 	return nil
 }
 
@@ -207,13 +207,13 @@ func (c *Controller) retire(ctx context.Context, r *transferv1alpha1.StorageTran
 	msg := fmt.Sprintf("the transfer of %s %s/%s to %s/%s completed; deleting its StorageTransferRequest and StorageTransferAccept",
 		r.Spec.Source.Kind, r.Namespace, r.Spec.Source.Name, r.Status.TargetNamespace, r.Spec.TargetName)
 	if a != nil {
-		c.tell(a, v1.EventTypeNormal, "TransferRetired", msg)
+		c.tell(a, v1.EventTypeNormal, ReasonTransferRetired, msg)
 		if err := c.cfg.API.TransferV1alpha1().StorageTransferAccepts(a.Namespace).Delete(ctx, a.Name,
 			metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &a.UID}}); err != nil && !apierrors.IsNotFound(err) {
 			return 0, err
 		}
 	}
-	c.tell(r, v1.EventTypeNormal, "TransferRetired", msg)
+	c.tell(r, v1.EventTypeNormal, ReasonTransferRetired, msg)
 	c.forget(r.UID)
 	if a != nil {
 		c.forget(a.UID)

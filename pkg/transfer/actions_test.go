@@ -1,0 +1,74 @@
+package transfer
+
+import (
+	"testing"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+)
+
+func recordedRequest(secrets ...transferv1alpha1.TransferSecret) *transferv1alpha1.StorageTransferRequest {
+	return &transferv1alpha1.StorageTransferRequest{
+		ObjectMeta: metav1.ObjectMeta{Name: "move", Namespace: "prod", UID: "r1"},
+		Spec:       transferv1alpha1.StorageTransferRequestSpec{TargetName: "bar", Secrets: secrets},
+		Status: transferv1alpha1.StorageTransferRequestStatus{TargetNamespace: "test", Record: &transferv1alpha1.TransferRecord{
+			TargetContentName: "snapcontent-transfer-r1", SnapshotHandle: "snap-1", Driver: "local.csi", VolumeSnapshotClassName: "csi-snapclass",
+			VolumeName: "pv-1", ClaimSpec: &v1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("csi"), VolumeName: "pv-1",
+				DataSourceRef: &v1.TypedObjectReference{Kind: "PersistentVolumeClaim", Name: "origin"}}}},
+	}
+}
+
+func TestTargetContent(t *testing.T) {
+	source := &snapv1.VolumeSnapshotContent{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+		deletionSecretNameAnnotation: "prod-secret", deletionSecretNamespaceAnnotation: "prod"}},
+		Spec: snapv1.VolumeSnapshotContentSpec{SourceVolumeMode: ptr.To(v1.PersistentVolumeFilesystem)}}
+	tests := map[string]struct {
+		request       *transferv1alpha1.StorageTransferRequest
+		source        *snapv1.VolumeSnapshotContent
+		wantSecret    string
+		wantNamespace string
+	}{
+		"the source content's deletion secret is kept": {recordedRequest(), source, "prod-secret", "prod"},
+		"a snapshotter secret of the request replaces it": {
+			recordedRequest(transferv1alpha1.TransferSecret{Name: "test-secret", Namespace: "test", Type: snapshotterSecretType}), source, "test-secret", "test"},
+		"a secret of another type is no deletion secret": {
+			recordedRequest(transferv1alpha1.TransferSecret{Name: "x", Namespace: "test", Type: "csi.storage.k8s.io/provisioner-secret-name"}), nil, "", ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := targetContent(tc.request, tc.source)
+			if c.Name != "snapcontent-transfer-r1" || *c.Spec.Source.SnapshotHandle != "snap-1" || c.Spec.Driver != "local.csi" ||
+				*c.Spec.VolumeSnapshotClassName != "csi-snapclass" || c.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain {
+				t.Errorf("content = %+v, want the recorded snapshot, driver and class under Retain", c)
+			}
+			if ref := c.Spec.VolumeSnapshotRef; ref.Namespace != "test" || ref.Name != "bar" || ref.UID != "" {
+				t.Errorf("volumeSnapshotRef = %+v, want test/bar without UID", ref)
+			}
+			if c.Annotations[plan.RequestAnnotation] != "r1" {
+				t.Errorf("annotations = %v, want the request's UID", c.Annotations)
+			}
+			if c.Annotations[deletionSecretNameAnnotation] != tc.wantSecret || c.Annotations[deletionSecretNamespaceAnnotation] != tc.wantNamespace {
+				t.Errorf("deletion secret = %s/%s, want %s/%s", c.Annotations[deletionSecretNamespaceAnnotation], c.Annotations[deletionSecretNameAnnotation], tc.wantNamespace, tc.wantSecret)
+			}
+		})
+	}
+}
+
+func TestTargetClaimIsTheRecordedSpecBoundToTheVolume(t *testing.T) {
+	r := recordedRequest()
+	c := targetClaim(r)
+	if c.Namespace != "test" || c.Name != "bar" || c.Spec.VolumeName != "pv-1" || *c.Spec.StorageClassName != "csi" {
+		t.Errorf("claim = %+v, want test/bar of class csi bound to pv-1", c)
+	}
+	if c.Spec.DataSource != nil || c.Spec.DataSourceRef != nil {
+		t.Errorf("data source = %v %v, want none: it named an object of the source namespace", c.Spec.DataSource, c.Spec.DataSourceRef)
+	}
+	if r.Status.Record.ClaimSpec.DataSourceRef == nil {
+		t.Error("building the claim changed the record")
+	}
+}
