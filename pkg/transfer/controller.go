@@ -162,6 +162,19 @@ func New(cfg Config) (*Controller, error) {
 			return nil, err
 		}
 	}
+	// What was told on a request or accept is forgotten with it.
+	for _, inf := range []cache.SharedIndexInformer{c.requests, c.accepts} {
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if m, ok := obj.(metav1.Object); ok {
+				c.forget(m.GetUID())
+			}
+		}}); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

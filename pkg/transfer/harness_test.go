@@ -36,6 +36,7 @@ type harness struct {
 	snap   *snapfake.Clientset
 	api    *fake.Clientset
 	events *record.FakeRecorder
+	c      *Controller
 }
 
 func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
@@ -48,6 +49,7 @@ func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
+	h.c = c
 	var wg sync.WaitGroup
 	wg.Go(func() { c.Run(ctx, 2) })
 	wg.Go(h.playControllers)

@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"strings"
 	"testing"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -94,4 +95,30 @@ func containsPrefix(events []string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+func TestWaitsAreToldOnceAndForgottenWithTheRequest(t *testing.T) {
+	h := newHarness(t, nil, nil)
+	h.createRequestAndAccept(transferv1alpha1.KindVolumeSnapshot, "missing", "")
+	h.waitFor("SourceNotFound", func() bool { return h.transferredReason() == plan.ReasonSourceNotFound })
+	count := func(events []string) (n int) {
+		for _, e := range events {
+			if strings.Contains(e, plan.ReasonSourceNotFound) {
+				n++
+			}
+		}
+		return n
+	}
+	if n := count(h.eventsSoFar()); n != 1 {
+		t.Errorf("%d SourceNotFound events, want 1", n)
+	}
+	if err := h.api.TransferV1alpha1().StorageTransferRequests("prod").Delete(h.ctx, "request-name", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the request to be forgotten", func() bool {
+		h.c.mu.Lock()
+		defer h.c.mu.Unlock()
+		_, told := h.c.told["r1"]
+		return !told
+	})
 }

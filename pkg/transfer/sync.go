@@ -214,10 +214,6 @@ func (c *Controller) retire(ctx context.Context, r *transferv1alpha1.StorageTran
 		}
 	}
 	c.tell(r, v1.EventTypeNormal, ReasonTransferRetired, msg)
-	c.forget(r.UID)
-	if a != nil {
-		c.forget(a.UID)
-	}
 	err := c.cfg.API.TransferV1alpha1().StorageTransferRequests(r.Namespace).Delete(ctx, r.Name,
 		metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &r.UID}})
 	if apierrors.IsNotFound(err) {
