@@ -34,30 +34,7 @@ const linkKind = "VolumeSnapshotLink"
 // the shared helpers at it (world) while it runs; its cases are not
 // parallel.
 func TestE2ENoAlphaGates(t *testing.T) {
-	root, err := localenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	work := t.TempDir()
-	if os.Getenv("E2E_KEEP") != "" {
-		if work, err = os.MkdirTemp("", "csi-provisioner-e2e-nogates-"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Log("e2e: state and logs of the cluster without alpha gates in", work)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, NoAlphaGates: true,
-		SidecarArgs: []string{"--cross-namespace-snapshot"}})
-	if env != nil {
-		defer env.Stop()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	shared := world
-	world = env
-	defer func() { world = shared }()
+	env := ownWorld(t, "nogates", localenv.Config{NoAlphaGates: true, SidecarArgs: []string{"--cross-namespace-snapshot"}})
 	config, err := env.Cluster.RESTConfig(cluster.Admin)
 	if err != nil {
 		t.Fatal(err)
@@ -222,4 +199,36 @@ func linkGrant(t *testing.T, namespace, name, fromNamespace, snapshot string) {
 	if _, err := world.Gateway.GatewayV1().ReferenceGrants(namespace).Create(ctxFor(t), g, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ownWorld starts an environment of its own, set as cfg says (Root and
+// Work are filled in: a test directory, kept with E2E_KEEP), and points the
+// shared helpers at it (world) until the test ends. Its cases must not be
+// parallel with others.
+func ownWorld(t *testing.T, name string, cfg localenv.Config) *localenv.Env {
+	t.Helper()
+	var err error
+	if cfg.Root, err = localenv.RepoRoot(); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Work = t.TempDir()
+	if os.Getenv("E2E_KEEP") != "" {
+		if cfg.Work, err = os.MkdirTemp("", "csi-provisioner-e2e-"+name+"-"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("e2e: state and logs of the %s cluster in %s", name, cfg.Work)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	env, err := localenv.Start(ctx, cfg)
+	if env != nil {
+		t.Cleanup(env.Stop)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	shared := world
+	world = env
+	t.Cleanup(func() { world = shared })
+	return env
 }

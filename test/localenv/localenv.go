@@ -17,6 +17,7 @@ import (
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	"k8s.io/client-go/kubernetes"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	"sigs.k8s.io/yaml"
 
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 )
@@ -68,6 +69,13 @@ type Config struct {
 	// SidecarArgs are added to the shared sidecar's arguments, e.g.
 	// --cross-namespace-snapshot.
 	SidecarArgs []string
+	// ControlPlaneOnly stops after the CRDs: no RBAC, snapshot-controller,
+	// driver or sidecar (Local is nil).
+	ControlPlaneOnly bool
+	// SnapshotCRDsWithoutCEL installs the snapshot CRDs without their CEL
+	// rules (x-kubernetes-validations), as clusters whose CRDs predate
+	// external-snapshotter v8 have them.
+	SnapshotCRDsWithoutCEL bool
 }
 
 // Start brings the environment up: control plane, snapshot CRDs, RBAC,
@@ -109,12 +117,19 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	// first case can show the sidecar starting without it.
 	// The group snapshot CRDs are installed too: the snapshot-controller
 	// waits for them at start.
-	if err := e.InstallCRDs(ctx, "snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
+	install := e.InstallCRDs
+	if cfg.SnapshotCRDsWithoutCEL {
+		install = e.InstallCRDsWithoutCEL
+	}
+	if err := install(ctx, "snapshot.storage.k8s.io_volumesnapshotclasses.yaml",
 		"snapshot.storage.k8s.io_volumesnapshotcontents.yaml", "snapshot.storage.k8s.io_volumesnapshots.yaml",
 		"groupsnapshot.storage.k8s.io_volumegroupsnapshotclasses.yaml",
 		"groupsnapshot.storage.k8s.io_volumegroupsnapshotcontents.yaml",
 		"groupsnapshot.storage.k8s.io_volumegroupsnapshots.yaml"); err != nil {
 		return e, err
+	}
+	if cfg.ControlPlaneOnly {
+		return e, nil
 	}
 	// The sidecar runs as the ServiceAccount of deploy/csi-provisioner/rbac.yaml:
 	// the shipped RBAC is what is tested.
@@ -248,8 +263,60 @@ func (e *Env) tool(name string) string { return filepath.Join(e.Root, ".cache", 
 
 // InstallCRDs applies CRDs from .cache/crds and waits until they are served.
 func (e *Env) InstallCRDs(ctx context.Context, files ...string) error {
-	for _, f := range files {
-		path := filepath.Join(e.Root, ".cache", "crds", f)
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = filepath.Join(e.Root, ".cache", "crds", f)
+	}
+	return e.applyCRDs(ctx, paths)
+}
+
+// InstallCRDsWithoutCEL applies CRDs from .cache/crds with every CEL rule
+// (x-kubernetes-validations) taken out of their schemas, and waits until
+// they are served.
+func (e *Env) InstallCRDsWithoutCEL(ctx context.Context, files ...string) error {
+	dir := filepath.Join(e.Work, "crds-without-cel")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		data, err := os.ReadFile(filepath.Join(e.Root, ".cache", "crds", f))
+		if err != nil {
+			return err
+		}
+		var crd map[string]any
+		if err := yaml.Unmarshal(data, &crd); err != nil {
+			return fmt.Errorf("%s: %w", f, err)
+		}
+		dropKey(crd, "x-kubernetes-validations")
+		if data, err = yaml.Marshal(crd); err != nil {
+			return err
+		}
+		paths[i] = filepath.Join(dir, f)
+		if err := os.WriteFile(paths[i], data, 0o644); err != nil {
+			return err
+		}
+	}
+	return e.applyCRDs(ctx, paths)
+}
+
+// dropKey deletes key from every map nested in v.
+func dropKey(v any, key string) {
+	switch v := v.(type) {
+	case map[string]any:
+		delete(v, key)
+		for _, child := range v {
+			dropKey(child, key)
+		}
+	case []any:
+		for _, child := range v {
+			dropKey(child, key)
+		}
+	}
+}
+
+func (e *Env) applyCRDs(ctx context.Context, paths []string) error {
+	for _, path := range paths {
 		if _, err := e.Cluster.Kubectl(ctx, "apply", "--server-side", "-f", path); err != nil {
 			return err
 		}
