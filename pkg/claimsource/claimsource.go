@@ -97,6 +97,9 @@ type Input struct {
 	// Unreadable says why a cache the source's checks need could not be
 	// read (API not served, no permission); nil when it could.
 	Unreadable error
+	// Order orders the claim against a source's deletion request in the
+	// same second (datasource.ServesDespiteDeletion); nil when none does.
+	Order datasource.DeletionOrder
 }
 
 // Verdict is the outcome of the decision.

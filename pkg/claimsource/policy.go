@@ -49,6 +49,10 @@ type Policy struct {
 	Snapshots SnapshotReader
 	Claims    corelisters.PersistentVolumeClaimLister
 	Volumes   corelisters.PersistentVolumeLister
+	// Order orders a claim against its source's deletion request within
+	// their shared second; nil orders by timestamps alone. Decide and
+	// sourceuse read it alike, so a claim refused does not hold a source.
+	Order datasource.DeletionOrder
 }
 
 // Admit resolves the claim's source and runs the claim-level part of the
@@ -92,7 +96,7 @@ func (p Policy) Gather(claim *v1.PersistentVolumeClaim, className string) (Input
 	if err != nil || admitted.Action != Provision {
 		return in, err // the source objects would not be read
 	}
-	in.ClassName, in.Driver = className, p.Driver
+	in.ClassName, in.Driver, in.Order = className, p.Driver, p.Order
 	switch src := admitted.Uses; src.Type() {
 	case datasource.Snapshot:
 		if in.Snapshot, in.Unreadable = p.Snapshots.GetSnapshot(src.Namespace, src.Name); in.Unreadable != nil {

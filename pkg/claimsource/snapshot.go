@@ -18,7 +18,7 @@ func checkSnapshot(in Input, src datasource.Source) Verdict {
 		return refuse(ReasonSnapshotAPIUnavailable, "cannot read %s: %v", ref, in.Unreadable)
 	case snap == nil:
 		return refuse(ReasonSnapshotNotFound, "%s does not exist; create it or fix the claim's data source", ref)
-	case !datasource.ServesDespiteDeletion(snap, src.Finalizer(), in.Claim):
+	case !datasource.ServesDespiteDeletion(snap, src.Finalizer(), in.Claim, in.Order):
 		return refuse(ReasonSnapshotBeingDeleted, "%s is being deleted and cannot be restored", ref)
 	case snap.Status == nil || snap.Status.BoundVolumeSnapshotContentName == nil || *snap.Status.BoundVolumeSnapshotContentName == "":
 		return refuse(ReasonSnapshotNotBound, "%s is not bound to a VolumeSnapshotContent yet; waiting for the snapshot controller", ref)

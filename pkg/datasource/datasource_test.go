@@ -202,19 +202,33 @@ func TestServesDespiteDeletion(t *testing.T) {
 		name   string
 		source *metav1.ObjectMeta
 		claim  *metav1.ObjectMeta
+		order  DeletionOrder
 		want   bool
 	}{
-		{"a source not being deleted serves every claim", &metav1.ObjectMeta{}, created(9), true},
-		{"a protected source being deleted serves the claims that were there first", deleted(5, SnapshotFinalizer), created(4), true},
-		{"a claim created in the second of the deletion request counts as first", deleted(5, SnapshotFinalizer), created(5), true},
-		{"a claim created after the deletion request is not served", deleted(5, SnapshotFinalizer), created(6), false},
-		{"without the protection finalizer nothing holds the source for the claim", deleted(5, "other"), created(4), false},
+		{"a source not being deleted serves every claim", &metav1.ObjectMeta{}, created(9), nil, true},
+		{"a protected source being deleted serves the claims that were there first", deleted(5, SnapshotFinalizer), created(4), seenAfter(true), true},
+		{"a claim created in the second of the deletion request counts as first when nothing orders them", deleted(5, SnapshotFinalizer), created(5), nil, true},
+		{"a claim created in the second of the deletion request counts as first when the order is unknown", deleted(5, SnapshotFinalizer), created(5), unknownOrder{}, true},
+		{"a claim seen after the deletion request in its second is not served", deleted(5, SnapshotFinalizer), created(5), seenAfter(true), false},
+		{"a claim seen before the deletion request in its second is served", deleted(5, SnapshotFinalizer), created(5), seenAfter(false), true},
+		{"a claim created after the deletion request is not served", deleted(5, SnapshotFinalizer), created(6), seenAfter(false), false},
+		{"without the protection finalizer nothing holds the source for the claim", deleted(5, "other"), created(4), nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := ServesDespiteDeletion(tt.source, SnapshotFinalizer, tt.claim); got != tt.want {
+			if got := ServesDespiteDeletion(tt.source, SnapshotFinalizer, tt.claim, tt.order); got != tt.want {
 				t.Errorf("ServesDespiteDeletion() = %v, want %v", got, tt.want)
 			}
 		})
 	}
 }
+
+// seenAfter is a DeletionOrder that knows.
+type seenAfter bool
+
+func (s seenAfter) CreatedAfterDeletion(_, _ metav1.Object) (bool, bool) { return bool(s), true }
+
+// unknownOrder is a DeletionOrder that cannot tell.
+type unknownOrder struct{}
+
+func (unknownOrder) CreatedAfterDeletion(_, _ metav1.Object) (bool, bool) { return false, false }

@@ -38,6 +38,17 @@ func (s Source) Finalizer() string {
 	return ""
 }
 
+// DeletionOrder orders a claim's creation against a source's deletion
+// request within the second their timestamps share: the API keeps
+// creationTimestamp and deletionTimestamp in whole seconds (package
+// deletionorder keeps such an order from what a process saw arrive).
+type DeletionOrder interface {
+	// CreatedAfterDeletion reports whether claim was created after the
+	// deletion of source was requested; known is false when it cannot
+	// tell.
+	CreatedAfterDeletion(claim, source metav1.Object) (after, known bool)
+}
+
 // ServesDespiteDeletion reports whether a source object whose deletion has
 // been requested still serves claim: its deletion waits for finalizer, and
 // the claim already existed when the deletion was requested. The finalizer
@@ -45,13 +56,31 @@ func (s Source) Finalizer() string {
 // sidecar that lost track of which attempt had started; a claim created
 // after the deletion request may not start a new use of the source. An
 // object that is not being deleted serves every claim.
-func ServesDespiteDeletion(source metav1.Object, finalizer string, claim metav1.Object) bool {
+//
+// A claim created in the second of the deletion request is ordered by
+// order; when order is nil or cannot tell, it counts as created first (a
+// restarted sidecar keeps the promise to the claims it may have started).
+func ServesDespiteDeletion(source metav1.Object, finalizer string, claim metav1.Object, order DeletionOrder) bool {
 	deletion := source.GetDeletionTimestamp()
 	if deletion == nil {
 		return true
 	}
+	if !slices.Contains(source.GetFinalizers(), finalizer) {
+		return false
+	}
 	created := claim.GetCreationTimestamp()
-	return slices.Contains(source.GetFinalizers(), finalizer) && !created.After(deletion.Time)
+	switch {
+	case created.Before(deletion):
+		return true
+	case created.After(deletion.Time):
+		return false
+	}
+	if order != nil {
+		if after, known := order.CreatedAfterDeletion(claim, source); known {
+			return !after
+		}
+	}
+	return true
 }
 
 // AllowVolumeModeChangeAnnotations mark a VolumeSnapshotContent whose

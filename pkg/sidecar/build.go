@@ -24,6 +24,7 @@ import (
 
 	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+	"github.com/xns-csi/csi-provisioner/pkg/deletionorder"
 	"github.com/xns-csi/csi-provisioner/pkg/features"
 	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/pkg/inflight"
@@ -154,11 +155,15 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		return nil, nil, err
 	}
 	volumeName := func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
+	// Orders claims against their source's deletion request within the
+	// second the API's timestamps share (package deletionorder).
+	order := deletionorder.New(nil)
 	policy := claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants,
 		SnapshotLinks: links != nil,
 		Driver: claimsource.Driver{Name: cfg.identity.name, RestoresSnapshots: cfg.identity.caps.SupportsSnapshotRestore(),
 			Clones: cfg.identity.caps.SupportsClone(), PreventVolumeModeConversion: opts.Volume.PreventVolumeModeConversion},
-		Snapshots: snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister()}
+		Snapshots: snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
+		Order: order}
 	protection := sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		VolumeName: volumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced},
@@ -192,9 +197,10 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	// Event wiring: waiting claims are re-queued by what they wait for, and
 	// source finalizers are released when their claims are done.
 	snapshots.AddSnapshotHandler(claims.SnapshotHandler())
+	snapshots.AddSnapshotHandler(order.SourceHandler())
 	snapshots.AddSnapshotHandler(protector.SnapshotHandler())
 	snapshots.AddContentHandler(claims.ContentHandler())
-	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov)} {
+	for _, h := range []cache.ResourceEventHandler{order.ClaimHandler(), claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov)} {
 		if _, err := f.claims.AddEventHandler(h); err != nil {
 			return nil, nil, err
 		}

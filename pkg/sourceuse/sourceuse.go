@@ -61,7 +61,7 @@ func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error)
 	var uses []Use
 	for _, o := range objs {
 		claim, ok := o.(*v1.PersistentVolumeClaim)
-		if !ok || claim.DeletionTimestamp != nil || !datasource.ServesDespiteDeletion(obj, src.Finalizer(), claim) {
+		if !ok || claim.DeletionTimestamp != nil || !datasource.ServesDespiteDeletion(obj, src.Finalizer(), claim, f.Policy.Order) {
 			continue
 		}
 		if _, err := f.Volumes.Get(f.VolumeName(claim)); !apierrors.IsNotFound(err) {

@@ -1,0 +1,135 @@
+// Package deletionorder orders a claim's creation against the deletion
+// request of the snapshot or claim it is provisioned from, within the
+// second that the API's timestamps cannot split: creationTimestamp and
+// deletionTimestamp have whole seconds, so a claim created in the second
+// of a snapshot's deletion request looked as if it came first, and was
+// restored from a snapshot whose deletion had been requested (found by the
+// fault-injection suite, test/faults TestSnapshotDeletedMidRestore).
+//
+// A Log orders them by what this process saw arrive: it records when each
+// claim was first seen and when each source's deletion request was seen
+// arriving (an update that set its deletionTimestamp). A claim first seen
+// after the deletion arrived was created after it. A deletion that was
+// already there when the source was first seen (the process started, or
+// its cache relisted, after it) cannot be ordered, and neither can a claim
+// the Log has forgotten: datasource.ServesDespiteDeletion then keeps its
+// rule of whole seconds. What remains is the difference between the delays
+// of two watches, milliseconds instead of up to a second.
+package deletionorder
+
+import (
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+)
+
+// Log records sightings. It is safe for concurrent use.
+type Log struct {
+	now func() time.Time
+
+	mu sync.Mutex
+	// claims: when each claim was first seen. deletions: when each
+	// source's deletion request was seen arriving.
+	claims, deletions map[types.UID]time.Time
+}
+
+var _ datasource.DeletionOrder = (*Log)(nil)
+
+// New returns an empty Log that reads the time from now (time.Now when
+// nil).
+func New(now func() time.Time) *Log {
+	if now == nil {
+		now = time.Now
+	}
+	return &Log{now: now, claims: map[types.UID]time.Time{}, deletions: map[types.UID]time.Time{}}
+}
+
+// CreatedAfterDeletion reports whether claim was first seen after the
+// deletion request of source was seen arriving. known is false when the
+// deletion's arrival was not seen. A claim not seen yet (its handler has
+// not run) is seen now.
+func (l *Log) CreatedAfterDeletion(claim, source metav1.Object) (after, known bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	deleted, ok := l.deletions[source.GetUID()]
+	if !ok {
+		return false, false
+	}
+	seen := l.sawClaim(claim.GetUID())
+	return seen.After(deleted), true
+}
+
+// sawClaim records the first sighting of a claim and returns it. The
+// caller holds mu.
+func (l *Log) sawClaim(uid types.UID) time.Time {
+	if t, ok := l.claims[uid]; ok {
+		return t
+	}
+	t := l.now()
+	l.claims[uid] = t
+	return t
+}
+
+// sawUpdate records a deletion request arriving on a source.
+func (l *Log) sawUpdate(old, obj metav1.Object) {
+	if old.GetDeletionTimestamp() != nil || obj.GetDeletionTimestamp() == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.deletions[obj.GetUID()]; !ok {
+		l.deletions[obj.GetUID()] = l.now()
+	}
+}
+
+func (l *Log) forget(obj metav1.Object) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.claims, obj.GetUID())
+	delete(l.deletions, obj.GetUID())
+}
+
+// ClaimHandler records claims as they are first seen, and the deletion
+// requests of claims (the sources of clones); add it to the claim
+// informer.
+func (l *Log) ClaimHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if o, ok := obj.(metav1.Object); ok {
+				l.mu.Lock()
+				l.sawClaim(o.GetUID())
+				l.mu.Unlock()
+			}
+		},
+		UpdateFunc: l.update,
+		DeleteFunc: l.delete,
+	}
+}
+
+// SourceHandler records the deletion requests of sources; add it to the
+// VolumeSnapshot informer.
+func (l *Log) SourceHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{UpdateFunc: l.update, DeleteFunc: l.delete}
+}
+
+func (l *Log) update(oldObj, newObj any) {
+	old, ok1 := oldObj.(metav1.Object)
+	obj, ok2 := newObj.(metav1.Object)
+	if ok1 && ok2 {
+		l.sawUpdate(old, obj)
+	}
+}
+
+func (l *Log) delete(obj any) {
+	if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if o, ok := obj.(metav1.Object); ok {
+		l.forget(o)
+	}
+}

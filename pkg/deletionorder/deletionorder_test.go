@@ -1,0 +1,90 @@
+package deletionorder
+
+import (
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+)
+
+// clock is a fake clock that advances one millisecond per reading.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { c.t = c.t.Add(time.Millisecond); return c.t }
+
+func object(uid string, deleting bool) *metav1.ObjectMeta {
+	o := &metav1.ObjectMeta{UID: types.UID(uid)}
+	if deleting {
+		ts := metav1.Now()
+		o.DeletionTimestamp = &ts
+	}
+	return o
+}
+
+func TestCreatedAfterDeletion(t *testing.T) {
+	tests := map[string]struct {
+		events    func(claims, sources cache.ResourceEventHandler)
+		wantAfter bool
+		wantKnown bool
+	}{
+		"a claim seen before the deletion arrived was created first": {
+			events: func(claims, sources cache.ResourceEventHandler) {
+				claims.OnAdd(object("claim", false), false)
+				sources.OnUpdate(object("snap", false), object("snap", true))
+			},
+			wantKnown: true,
+		},
+		"a claim seen after the deletion arrived was created after it": {
+			events: func(claims, sources cache.ResourceEventHandler) {
+				sources.OnUpdate(object("snap", false), object("snap", true))
+				claims.OnAdd(object("claim", false), false)
+			},
+			wantAfter: true, wantKnown: true,
+		},
+		"a claim not seen yet when asked is seen now, after the deletion": {
+			events: func(_, sources cache.ResourceEventHandler) {
+				sources.OnUpdate(object("snap", false), object("snap", true))
+			},
+			wantAfter: true, wantKnown: true,
+		},
+		"a deletion already there when the source was first seen cannot be ordered": {
+			events: func(claims, sources cache.ResourceEventHandler) {
+				sources.OnAdd(object("snap", true), true)
+				claims.OnAdd(object("claim", false), true)
+			},
+		},
+		"an update of a source already being deleted is not its deletion request": {
+			events: func(claims, sources cache.ResourceEventHandler) {
+				claims.OnAdd(object("claim", false), false)
+				sources.OnUpdate(object("snap", true), object("snap", true))
+			},
+		},
+		"a deleted source is forgotten": {
+			events: func(claims, sources cache.ResourceEventHandler) {
+				sources.OnUpdate(object("snap", false), object("snap", true))
+				sources.OnDelete(cache.DeletedFinalStateUnknown{Obj: object("snap", true)})
+				claims.OnAdd(object("claim", false), false)
+			},
+		},
+		"the deletion request of a cloned claim is recorded by the claim handler": {
+			events: func(claims, _ cache.ResourceEventHandler) {
+				claims.OnUpdate(object("snap", false), object("snap", true))
+				claims.OnAdd(object("claim", false), false)
+			},
+			wantAfter: true, wantKnown: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			c := &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
+			l := New(c.now)
+			tc.events(l.ClaimHandler(), l.SourceHandler())
+			after, known := l.CreatedAfterDeletion(object("claim", false), object("snap", true))
+			if after != tc.wantAfter || known != tc.wantKnown {
+				t.Errorf("CreatedAfterDeletion = (%v, %v), want (%v, %v)", after, known, tc.wantAfter, tc.wantKnown)
+			}
+		})
+	}
+}
