@@ -21,7 +21,8 @@ import (
 // and examples/ has no kustomization. overlays/ha installs what the top
 // level does, changed for high availability. webhook/ is left out of the
 // top level because it needs a certificate first; overlays/webhook-guard
-// installs it with its optional DELETE guard.
+// installs it with its optional DELETE guard, overlays/webhook-cert-manager
+// with its certificate from cert-manager.
 var kustomizations = map[string][]string{
 	".":                      slices.Concat(crdObjects, sidecarObjects, validatorObjects, transferObjects),
 	"crds":                   crdObjects,
@@ -32,13 +33,14 @@ var kustomizations = map[string][]string{
 	"webhook":                webhookObjects,
 	"overlays/ha":            slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects),
 	"overlays/webhook-guard": slices.Concat(webhookObjects, webhookGuardObjects),
+	certManagerOverlay:       slices.Concat(webhookObjects, certManagerObjects),
 }
 
 // overlays are the kustomizations of kustomizations that patch the objects
 // of their bases: those render unlike their files on purpose (overlay_test.go
 // checks what the patches make of them), and an overlay's directory holds
 // only the objects it adds.
-var overlays = []string{"overlays/ha", "overlays/webhook-guard"}
+var overlays = []string{"overlays/ha", "overlays/webhook-guard", certManagerOverlay}
 
 func isOverlay(dir string) bool {
 	return slices.Contains(overlays, dir)
