@@ -23,12 +23,18 @@ const benchLabel = "bench.xns-csi.io/snapshot-webhook"
 
 const hookConfig = "bench-snapshot-webhook"
 
+// hookName is the webhook's name in the configuration, which
+// kube-apiserver's metrics label its calls with.
+const hookName = "validation-webhook.snapshot.storage.k8s.io"
+
 // step is one measured step: a rate, with or without the webhook.
 type step struct {
 	rate    int
 	webhook bool
 	load    loadResult
-	hook    hookDelta
+	// hook is the webhook's own count and timing, apiServer
+	// kube-apiserver's timing of its calls to it.
+	hook, apiServer hookDelta
 }
 
 // measure starts the control plane and the webhook and runs every step.
@@ -72,12 +78,20 @@ func measure(ctx context.Context, o options) ([]step, error) {
 			if err != nil {
 				return steps, err
 			}
+			apiBefore, err := scrapeAPIServer(ctx, env.Kube, hookName)
+			if err != nil {
+				return steps, err
+			}
 			load := g.run(ctx, rate, o.duration)
 			after, err := scrape(ctx, metricsURL)
 			if err != nil {
 				return steps, err
 			}
-			steps = append(steps, step{rate: rate, webhook: registered, load: load, hook: after.since(before)})
+			apiAfter, err := scrapeAPIServer(ctx, env.Kube, hookName)
+			if err != nil {
+				return steps, err
+			}
+			steps = append(steps, step{rate: rate, webhook: registered, load: load, hook: after.since(before), apiServer: apiAfter.since(apiBefore)})
 			if registered {
 				if err := env.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(ctx, hookConfig, metav1.DeleteOptions{}); err != nil {
 					return steps, err
@@ -131,7 +145,7 @@ func start(ctx context.Context, root, work string) (*localenv.Env, *localenv.Sna
 // register registers the webhook for the bench's VolumeSnapshotContents
 // and waits until kube-apiserver calls it (its request counter moves).
 func register(ctx context.Context, env *localenv.Env, g *generator, wh *localenv.SnapshotWebhook, ca *servingcerts.CA, metricsURL string) error {
-	err := env.RegisterValidatingHook(ctx, localenv.ValidatingHook{Config: hookConfig, Hook: "validation-webhook.snapshot.storage.k8s.io",
+	err := env.RegisterValidatingHook(ctx, localenv.ValidatingHook{Config: hookConfig, Hook: hookName,
 		URL: wh.URL + "/volumesnapshot", CABundle: ca.PEM, Labels: map[string]string{benchLabel: "true"},
 		Rule: admissionregistrationv1.RuleWithOperations{
 			Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update},
