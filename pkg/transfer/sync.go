@@ -65,7 +65,11 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	default:
 		logger.V(2).Info("Taking a step", "action", step.Action)
 		if err := c.take(ctx, updated, o, step.Action); err != nil {
-			c.tell(updated, v1.EventTypeWarning, ReasonStepFailed, fmt.Sprintf("%s: %v", step.Action, err))
+			// A conflict is a cache behind an object another controller
+			// just wrote: retried at once, not worth an event.
+			if !apierrors.IsConflict(err) {
+				c.tell(updated, v1.EventTypeWarning, ReasonStepFailed, fmt.Sprintf("%s: %v", step.Action, err))
+			}
 			return 0, fmt.Errorf("%s: %w", step.Action, err)
 		}
 	}
