@@ -76,6 +76,7 @@ func TestGrantChurn(t *testing.T) {
 		}
 		on = !on
 	}
+	start := time.Now()
 	pace := time.NewTicker(150 * time.Millisecond) // the load's pace, not a wait for a result
 	defer pace.Stop()
 	next := time.Now().Add(between(time.Second, 2*time.Second))
@@ -95,7 +96,9 @@ func TestGrantChurn(t *testing.T) {
 	if !on {
 		toggle()
 	}
+	t.Logf("burst and churn took %v", time.Since(start))
 	sc.reconcile(t)
+	t.Logf("settled and reconciled after %v", time.Since(start))
 
 	first := map[string]time.Time{}
 	for _, r := range sc.st.callLog(t) {

@@ -19,11 +19,7 @@ func TestDriverKilledDuringCreateVolume(t *testing.T) {
 	sc := newScenario(t, "drvkill", scenarioOptions{})
 	sc.st.setFaults(t, localdriver.FaultRule{Method: "CreateVolume", Delay: "2s", AfterCall: true})
 	sc.burst(t, 10)
-	var inFlight int
-	waitFor(t, "3 CreateVolume calls in flight", time.Minute, func(context.Context) bool {
-		inFlight = len(sc.st.countCalls(t, "CreateVolume").inFlight)
-		return inFlight >= 3
-	})
+	inFlight := waitInFlight(t, sc, 3)
 	sc.st.setFaults(t)
 	sc.st.driver.Kill()
 	t.Logf("killed the driver with %d CreateVolume calls in flight", inFlight)

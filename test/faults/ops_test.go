@@ -23,6 +23,18 @@ func waitCreatesStarted(t *testing.T, sc *scenario, n int) {
 	})
 }
 
+// waitInFlight waits until the driver has at least n CreateVolume calls
+// started and not answered, and returns how many.
+func waitInFlight(t *testing.T, sc *scenario, n int) int {
+	t.Helper()
+	var inFlight int
+	waitFor(t, "CreateVolume calls in flight", time.Minute, func(context.Context) bool {
+		inFlight = len(sc.st.countCalls(t, "CreateVolume").inFlight)
+		return inFlight >= n
+	})
+	return inFlight
+}
+
 // TestSidecarKilledMidBurst: the sidecar is SIGKILLed with CreateVolume
 // calls in flight and comes back a second later; it finds the claims and
 // the finalizers where its predecessor left them.
@@ -30,9 +42,9 @@ func TestSidecarKilledMidBurst(t *testing.T) {
 	sc := newScenario(t, "sidecarkill", scenarioOptions{})
 	sc.st.setFaults(t, slowCreates)
 	sc.burst(t, 10)
-	waitCreatesStarted(t, sc, 3)
+	inFlight := waitInFlight(t, sc, 3)
 	sc.st.sidecar.Kill()
-	t.Logf("killed the sidecar with %d CreateVolume calls in flight", len(sc.st.countCalls(t, "CreateVolume").inFlight))
+	t.Logf("killed the sidecar with %d CreateVolume calls in flight", inFlight)
 	sc.burst(t, 10)
 	sc.reconcile(t)
 }

@@ -44,14 +44,21 @@ type tally struct {
 // settleBound. It logs one summary line for docs/reliability.md.
 func (sc *scenario) reconcile(t *testing.T) tally {
 	t.Helper()
+	start := time.Now()
 	var unsettled []string
+	slow := false
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, settleBound, true, func(ctx context.Context) (bool, error) {
 		unsettled = sc.unsettled(ctx)
+		if len(unsettled) > 0 && !slow && time.Since(start) > 10*time.Second {
+			slow = true
+			t.Logf("%d claims not settled 10 s after the burst, e.g. %s", len(unsettled), unsettled[0])
+		}
 		return len(unsettled) == 0, nil
 	})
 	if err != nil {
 		t.Fatalf("claims not settled after %v:\n  %s", settleBound, strings.Join(unsettled, "\n  "))
 	}
+	settled := time.Since(start)
 	var problems []string
 	var counts tally
 	err = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, settleBound, true, func(ctx context.Context) (bool, error) {
@@ -61,6 +68,7 @@ func (sc *scenario) reconcile(t *testing.T) tally {
 	if err != nil {
 		t.Errorf("the driver's state and the cluster's disagree after %v:\n  %s", settleBound, strings.Join(problems, "\n  "))
 	}
+	t.Logf("claims settled %v after the burst, state reconciled %v later", settled.Round(100*time.Millisecond), (time.Since(start) - settled).Round(100*time.Millisecond))
 	create := sc.st.countCalls(t, "CreateVolume")
 	del := sc.st.countCalls(t, "DeleteVolume")
 	t.Logf("faults: RESULT %s claims=%d bound=%d refused=%d deleted=%d pvs=%d volumes=%d CreateVolume=%d %v DeleteVolume=%d driverStarts=%d sidecarStarts=%d",
