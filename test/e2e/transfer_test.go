@@ -5,6 +5,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,6 +55,13 @@ func TestE2ETransfer(t *testing.T) {
 	}
 	t.Run("SnapshotKilledAtEveryStep", func(t *testing.T) { testTransferSnapshot(t, api, class, slow) })
 	t.Run("ClaimKilledAtEveryStep", func(t *testing.T) { testTransferClaim(t, api, class, slow) })
+	t.Run("RequestDeletedMidTransfer", func(t *testing.T) { testTransferRolledBack(t, api, class, slow) })
+	slow.Kill()
+	fast, err := world.StartTransferController(ctx, "transfer-fast", "--retention=2s", "--kube-api-qps=200", "--kube-api-burst=400", "--worker-threads=10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("ConcurrentSnapshotTransfers", func(t *testing.T) { testConcurrentTransfers(t, api, class, fast, 50) })
 }
 
 // The steps of a snapshot and of a claim transfer whose record the crash
@@ -396,4 +404,161 @@ func conditionReason(conditions []metav1.Condition, typ string) string {
 		}
 	}
 	return ""
+}
+
+// testTransferRolledBack deletes the request of a snapshot transfer once
+// it has created the target content and snapshot, before its point of no
+// return: the transfer is undone on the real API (target objects deleted,
+// the source content's deletionPolicy restored, the lock removed), the
+// request goes, and the backend snapshot stays.
+func testTransferRolledBack(t *testing.T, api generated.Interface, class string, tc *localenv.TransferController) {
+	failedBefore := scrapeValue(t, tc.HTTPAddr, `storage_transfer_transfers_total{kind="VolumeSnapshot",phase="Failed"}`)
+	s := world.Local
+	ctx := context.Background()
+	src, dst := namespace(t, "xfer-src"), namespace(t, "xfer-dst")
+	createPVC(t, src, "data", class)
+	waitBound(t, src, "data")
+	takeSnapshot(t, s, src, "snap", "data")
+	handle := snapshotHandleOf(t, src, "snap")
+	token := offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "snap")
+	accept(t, api, dst, src, "move", token)
+	waitFor(t, "the transfer to create the target snapshot", func(ctx context.Context) bool {
+		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
+		return err == nil && r.Status.Record != nil && r.Status.Record.Step == "CreateTargetSnapshot"
+	})
+	if err := api.TransferV1alpha1().StorageTransferRequests(src).Delete(ctx, "move", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitEvent(t, dst, "accept", plan.ReasonRequestDeleted, "rolled back")
+	waitFor(t, "the request to go once rolled back", func(ctx context.Context) bool {
+		_, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	waitFor(t, "the target snapshot to be deleted", func(ctx context.Context) bool {
+		_, err := world.Snaps.SnapshotV1().VolumeSnapshots(dst).Get(ctx, "bar", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	snap, err := world.Snaps.SnapshotV1().VolumeSnapshots(src).Get(ctx, "snap", metav1.GetOptions{})
+	if err != nil || snap.Annotations[plan.LockAnnotation] != "" || snap.DeletionTimestamp != nil {
+		t.Fatalf("source snapshot %+v, %v: want it there, unlocked", snap, err)
+	}
+	content, err := world.Snaps.SnapshotV1().VolumeSnapshotContents().Get(ctx, *snap.Status.BoundVolumeSnapshotContentName, metav1.GetOptions{})
+	if err != nil || content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentDelete {
+		t.Errorf("source content %+v, %v: want its deletionPolicy Delete again", content, err)
+	}
+	contents, _ := world.Snaps.SnapshotV1().VolumeSnapshotContents().List(ctx, metav1.ListOptions{})
+	for _, c := range contents.Items {
+		if c.Annotations[plan.RequestAnnotation] != "" && c.Spec.VolumeSnapshotRef.Namespace == dst {
+			t.Errorf("content %s of the rolled back transfer is left", c.Name)
+		}
+	}
+	if !backendHas(s, "snapshots", handle) {
+		t.Errorf("the rollback deleted the backend snapshot %s", handle)
+	}
+	if n := scrapeValue(t, tc.HTTPAddr, `storage_transfer_transfers_total{kind="VolumeSnapshot",phase="Failed"}`); n != failedBefore+1 {
+		t.Errorf("storage_transfer_transfers_total of failed snapshot transfers = %v, want %v", n, failedBefore+1)
+	}
+}
+
+// testConcurrentTransfers transfers n snapshots at once, each from its own
+// request to its own accept: every one completes with its own backend
+// snapshot, and the time from the accept's creation to Completed is
+// logged (issue 15's speed figure; no timing is checked).
+func testConcurrentTransfers(t *testing.T, api generated.Interface, class string, tc *localenv.TransferController, n int) {
+	s := world.Local
+	ctx := context.Background()
+	src, dst := namespace(t, "xfer-src"), namespace(t, "xfer-dst")
+	createPVC(t, src, "data", class)
+	waitBound(t, src, "data")
+	claim, snapClass := "data", snapshotClass(t, s.Name)
+	for i := range n {
+		snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("snap-%02d", i), Namespace: src},
+			Spec: snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: &claim}, VolumeSnapshotClassName: &snapClass}}
+		if _, err := world.Snaps.SnapshotV1().VolumeSnapshots(src).Create(ctx, snap, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every snapshot to be ready", func(ctx context.Context) bool {
+		list, err := world.Snaps.SnapshotV1().VolumeSnapshots(src).List(ctx, metav1.ListOptions{})
+		ready := 0
+		for _, snap := range list.Items {
+			if snap.Status != nil && snap.Status.ReadyToUse != nil && *snap.Status.ReadyToUse {
+				ready++
+			}
+		}
+		return err == nil && ready == n
+	})
+	handles := map[string]string{}
+	for i := range n {
+		name := fmt.Sprintf("snap-%02d", i)
+		handles[name] = snapshotHandleOf(t, src, name)
+	}
+	tokens := map[string]string{}
+	for i := range n {
+		r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("move-%02d", i), Namespace: src},
+			Spec: transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: transferv1alpha1.KindVolumeSnapshot, Name: fmt.Sprintf("snap-%02d", i)},
+				AcceptName: fmt.Sprintf("accept-%02d", i), TargetName: fmt.Sprintf("bar-%02d", i)}}
+		if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Create(ctx, r, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every token", func(ctx context.Context) bool {
+		list, err := api.TransferV1alpha1().StorageTransferRequests(src).List(ctx, metav1.ListOptions{})
+		for _, r := range list.Items {
+			tokens[r.Name] = r.Spec.Token
+		}
+		return err == nil && len(list.Items) == n && !slices.Contains(slices.Collect(maps.Values(tokens)), "")
+	})
+	created := map[string]time.Time{}
+	for i := range n {
+		a := &transferv1alpha1.StorageTransferAccept{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("accept-%02d", i), Namespace: dst},
+			Spec: transferv1alpha1.StorageTransferAcceptSpec{SourceNamespace: src, RequestName: fmt.Sprintf("move-%02d", i), RequestToken: tokens[fmt.Sprintf("move-%02d", i)]}}
+		created[a.Spec.RequestName] = time.Now()
+		if _, err := api.TransferV1alpha1().StorageTransferAccepts(dst).Create(ctx, a, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Completed requests are retired 2 s later; a poll of the requests
+	// can miss that window on a loaded machine, their Completed events
+	// stay.
+	var latencies []time.Duration
+	err := wait.PollUntilContextTimeout(ctxFor(t), time.Second, 3*eventually, true, func(ctx context.Context) (bool, error) {
+		events, err := world.Kube.CoreV1().Events(src).List(ctx, metav1.ListOptions{FieldSelector: "reason=" + plan.ReasonCompleted})
+		if err != nil {
+			return false, nil
+		}
+		latencies = latencies[:0]
+		for _, ev := range events.Items {
+			if start, ok := created[ev.InvolvedObject.Name]; ok {
+				latencies = append(latencies, ev.FirstTimestamp.Sub(start))
+			}
+		}
+		return len(latencies) == n, nil
+	})
+	if err != nil {
+		t.Fatalf("%d of %d transfers completed: %v", len(latencies), n, err)
+	}
+	left, _ := api.TransferV1alpha1().StorageTransferRequests(src).List(ctx, metav1.ListOptions{})
+	for _, r := range left.Items {
+		if r.Status.Phase == transferv1alpha1.PhaseFailed {
+			t.Errorf("%s failed: %+v", r.Name, r.Status.Conditions)
+		}
+	}
+	for i := range n {
+		target, err := world.Snaps.SnapshotV1().VolumeSnapshots(dst).Get(ctx, fmt.Sprintf("bar-%02d", i), metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		content, err := world.Snaps.SnapshotV1().VolumeSnapshotContents().Get(ctx, *target.Spec.Source.VolumeSnapshotContentName, metav1.GetOptions{})
+		if err != nil || *content.Spec.Source.SnapshotHandle != handles[fmt.Sprintf("snap-%02d", i)] {
+			t.Errorf("bar-%02d names %v, want the backend snapshot of snap-%02d", i, content, i)
+		}
+	}
+	slices.Sort(latencies)
+	// Event timestamps have a resolution of one second.
+	t.Logf("%d concurrent snapshot transfers, accept to Completed: p50 %v, p99 %v, max %v", n,
+		latencies[len(latencies)/2], latencies[len(latencies)*99/100], latencies[len(latencies)-1])
+	if got := scrapeValue(t, tc.HTTPAddr, `storage_transfer_transfers_total{kind="VolumeSnapshot",phase="Completed"}`); got != float64(n) {
+		t.Errorf("storage_transfer_transfers_total = %v, want %d", got, n)
+	}
 }
