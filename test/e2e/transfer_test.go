@@ -57,7 +57,7 @@ func TestE2ETransfer(t *testing.T) {
 	t.Run("ClaimKilledAtEveryStep", func(t *testing.T) { testTransferClaim(t, api, class, slow) })
 	t.Run("RequestDeletedMidTransfer", func(t *testing.T) { testTransferRolledBack(t, api, class, slow) })
 	slow.Kill()
-	fast, err := world.StartTransferController(ctx, "transfer-fast", "--retention=2s", "--kube-api-qps=200", "--kube-api-burst=400", "--worker-threads=10")
+	fast, err := world.StartTransferController(ctx, "transfer-fast", "--retention=2s", "--kube-api-qps=200", "--kube-api-burst=400", "--worker-threads=10", "--v=2")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,8 +135,12 @@ func accept(t *testing.T, api generated.Interface, dst, src, request, token stri
 func waitTransferGone(t *testing.T, api generated.Interface, src, dst string, tc *localenv.TransferController) []string {
 	t.Helper()
 	var killed []string
+	start, completed := time.Now(), time.Time{}
 	err := wait.PollUntilContextTimeout(ctxFor(t), 20*time.Millisecond, 3*eventually, true, func(ctx context.Context) (bool, error) {
 		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
+		if err == nil && completed.IsZero() && r.Status.Phase == transferv1alpha1.PhaseCompleted {
+			completed = time.Now()
+		}
 		if apierrors.IsNotFound(err) {
 			_, err := api.TransferV1alpha1().StorageTransferAccepts(dst).Get(ctx, "accept", metav1.GetOptions{})
 			return apierrors.IsNotFound(err), nil
@@ -157,6 +161,9 @@ func waitTransferGone(t *testing.T, api generated.Interface, src, dst string, tc
 	}
 	if tc != nil {
 		t.Logf("killed the controller at %v", killed)
+	} else if !completed.IsZero() {
+		// The accept was created just before this wait began.
+		t.Logf("accept to Completed: %v", completed.Sub(start).Round(time.Millisecond))
 	}
 	return killed
 }
