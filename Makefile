@@ -155,6 +155,11 @@ bench: build tools ## Measure throughput, latency, API cost and memory on the lo
 	$(GO) run ./test/bench/validator -out $(CACHE)/bench-validator.md
 	$(GO) run ./test/bench/webhook -out $(CACHE)/bench-webhook.md
 
+.PHONY: soak
+soak: build tools ## Soak the sidecar for 10 minutes (SOAK_DURATION=3m) under claim, grant and snapshot churn, then reconcile and report unauthorized provisions, leaks, finalizers left, RSS, goroutines and grant->PV latency (docs/reliability.md); not part of make test.
+	@mkdir -p $(CACHE)
+	$(GO) run ./test/soak -out $(CACHE)/soak-results.md $(if $(SOAK_DURATION),-duration $(SOAK_DURATION))
+
 demo: build tools ## Play KEP-3294 Story 1 on a local cluster (LINK=1: through a VolumeSnapshotLink, without alpha gates; KEEP=1 keeps it running).
 	$(GO) run ./test/demo $(if $(KEEP),-keep) $(if $(LINK),-link)
 
