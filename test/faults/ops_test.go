@@ -4,8 +4,12 @@ package faults
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/xns-csi/csi-provisioner/test/localdriver"
 )
@@ -70,4 +74,61 @@ func TestControlPlaneRestarted(t *testing.T) {
 	t.Logf("etcd restarted with %d claims bound", sc.bound(ctx))
 	sc.burst(t, 4)
 	sc.reconcile(t)
+}
+
+// TestLeaderKilled: two sidecar replicas under leader election; the leader
+// is SIGKILLed with CreateVolume calls in flight (and restarted a second
+// later, as its pod would be); the standby takes the Lease over and
+// finishes the burst. No claim gets two volumes.
+func TestLeaderKilled(t *testing.T) {
+	sc := newScenario(t, "leader", scenarioOptions{sidecar: []string{"--leader-election", "--leader-election-namespace=default",
+		"--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s", "--leader-election-retry-period=1s"}})
+	standby := sc.st.startSidecar(t, "leader-provisioner-b")
+	sc.st.setFaults(t, slowCreates)
+	sc.burst(t, 10)
+	inFlight := waitInFlight(t, sc, 3)
+	leader := sc.leader(t, sc.st.sidecar, standby)
+	leader.Kill()
+	t.Logf("killed the leader %s with %d CreateVolume calls in flight", leader.name, inFlight)
+	sc.burst(t, 10)
+	sc.reconcile(t)
+}
+
+// leader returns the replica whose identity holds a Lease; each replica
+// logs its identity when it starts.
+func (sc *scenario) leader(t *testing.T, replicas ...*supervised) *supervised {
+	t.Helper()
+	var found *supervised
+	var holders []string
+	defer func() {
+		if found == nil {
+			t.Logf("Lease holders seen: %v", holders)
+		}
+	}()
+	waitFor(t, "a leader", time.Minute, func(ctx context.Context) bool {
+		leases, err := world.Kube.CoordinationV1().Leases("default").List(ctx, metav1.ListOptions{})
+		if err != nil {
+			holders = []string{err.Error()}
+			return false
+		}
+		holders = nil
+		for _, l := range leases.Items {
+			if l.Spec.HolderIdentity != nil {
+				holders = append(holders, l.Name+"="+*l.Spec.HolderIdentity)
+			}
+			if l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+				continue
+			}
+			for _, r := range replicas {
+				// The Lease holds the identity as csi-lib-utils sanitized it.
+				log, err := os.ReadFile(r.LogPath())
+				if err == nil && strings.Contains(strings.ReplaceAll(string(log), "_", "-"), `identity="`+strings.ReplaceAll(*l.Spec.HolderIdentity, "_", "-")+`"`) {
+					found = r
+					return true
+				}
+			}
+		}
+		return false
+	})
+	return found
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -130,6 +131,9 @@ func (s *supervised) Up() error {
 	return s.launch()
 }
 
+// LogPath is the log of the running process.
+func (s *supervised) LogPath() string { s.mu.Lock(); defer s.mu.Unlock(); return s.cur.LogPath() }
+
 // Starts is how many times the process was started.
 func (s *supervised) Starts() int { s.mu.Lock(); defer s.mu.Unlock(); return s.starts }
 
@@ -154,6 +158,7 @@ func (s *supervised) Stop() {
 type stack struct {
 	name, socket, state, faults, calls string
 	driver, snapshotter, sidecar       *supervised
+	sidecarArgs                        []string
 }
 
 // startStack starts a driver named <id>.faults.csi.example.com and its
@@ -186,17 +191,25 @@ func startStack(t *testing.T, id string, sidecarArgs ...string) *stack {
 			[]string{"--csi-address=" + s.socket, "--kubeconfig=" + world.Cluster.Kubeconfig(cluster.Admin),
 				"--leader-election=false", "--v=2"}, world.Work)
 	})
+	s.sidecarArgs = sidecarArgs
+	s.sidecar = s.startSidecar(t, id+"-provisioner")
+	return s
+}
+
+// startSidecar starts one more supervised csi-provisioner for the stack,
+// as the sidecar's ServiceAccount, with the stack's sidecar flags.
+func (s *stack) startSidecar(t *testing.T, name string) *supervised {
+	t.Helper()
 	args := append([]string{"--csi-address=" + s.socket, "--kubeconfig=" + world.Cluster.Kubeconfig(cluster.Sidecar),
-		"--feature-gates=CrossNamespaceSourceProvisioning=true", "--retry-interval-max=5s", "--v=4"}, sidecarArgs...)
-	s.sidecar = supervise(t, id+"-provisioner", func(log string) (*cluster.Process, error) {
+		"--feature-gates=CrossNamespaceSourceProvisioning=true", "--retry-interval-max=5s", "--v=4"}, s.sidecarArgs...)
+	return supervise(t, name, func(log string) (*cluster.Process, error) {
 		port, err := cluster.FreePort()
 		if err != nil {
 			return nil, err
 		}
 		return cluster.StartProcess(log, world.SidecarBinary(),
-			append(args, "--http-endpoint=127.0.0.1:"+strconv.Itoa(port)), world.Work)
+			append(slices.Clone(args), "--http-endpoint=127.0.0.1:"+strconv.Itoa(port)), world.Work)
 	})
-	return s
 }
 
 // setFaults replaces the driver's fault rules; none clears them.
