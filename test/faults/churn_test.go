@@ -133,3 +133,32 @@ func TestGrantChurn(t *testing.T) {
 	t.Logf("faults: CHURN %d grants created and %d deleted; %d cross-namespace claims provisioned, each while a grant allowed it; %d of them created while no grant existed",
 		len(windows), len(windows)-1, checked, inGap)
 }
+
+// TestGrantWindowAllows pins the churn's check down: it must refuse a
+// check that can only have run while no grant existed.
+func TestGrantWindowAllows(t *testing.T) {
+	at := func(ms int) time.Time {
+		return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC).Add(time.Duration(ms) * time.Millisecond)
+	}
+	w := grantWindow{from: at(1000), to: at(2000)}
+	tests := map[string]struct {
+		created, sent int
+		window        grantWindow
+		want          bool
+	}{
+		"created and sent while the grant existed":                  {created: 1200, sent: 1300, window: w, want: true},
+		"created before the grant, sent after its creation":         {created: 500, sent: 1100, window: w, want: true},
+		"created and sent before the grant existed":                 {created: 500, sent: 900, window: w},
+		"created within the watch lag after the deletion":           {created: 2900, sent: 3100, window: w, want: true},
+		"created after the deletion and its watch lag":              {created: 3100, sent: 3200, window: w},
+		"a grant that still exists allows every later check":        {created: 9000, sent: 9100, window: grantWindow{from: at(1000)}, want: true},
+		"a grant that still exists does not allow an earlier check": {created: 100, sent: 200, window: grantWindow{from: at(1000)}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			if got := tc.window.allows(at(tc.created), at(tc.sent)); got != tc.want {
+				t.Errorf("allows(created %d ms, sent %d ms) = %v, want %v", tc.created, tc.sent, got, tc.want)
+			}
+		})
+	}
+}
