@@ -118,7 +118,6 @@ const (
 	ReasonSourceChanged       = "SourceChanged"
 	ReasonUnsupportedKind     = "UnsupportedKind"
 	ReasonNeedsAttention      = "NeedsAttention"
-	ReasonRolledBack          = "RolledBack"
 	ReasonSourceDeletedBefore = "SourceDeletedBeforeTransfer"
 )
 
