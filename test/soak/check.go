@@ -102,9 +102,12 @@ type settled struct {
 	// after their deletion, settleBound after the churn.
 	unsettled []string
 	// refused cannot bind; silent are those of them without a
-	// ProvisioningFailed event (events are best effort).
-	refused int
-	silent  []string
+	// ProvisioningFailed event (events are best effort), and stillSilent
+	// those still without one after eventsWait.
+	refused     int
+	silent      []string
+	stillSilent []string
+	eventsWait  time.Duration
 }
 
 // settle waits until every claim the soak created is bound, unable to bind
@@ -132,16 +135,47 @@ func (s *soak) settle() settled {
 			case pvc.Status.Phase == v1.ClaimBound:
 			case s.cannotBind(w, c):
 				out.refused++
-				if !w.refused[c.ns+"/"+c.name] {
-					out.silent = append(out.silent, fmt.Sprintf("%s (created %s) restoring %s", c, c.created.Format(time.StampMilli), c.snapshot))
-				}
 			default:
 				out.unsettled = append(out.unsettled, fmt.Sprintf("%s (restoring %q) is %s", c, c.snapshot, pvc.Status.Phase))
 			}
 		}
+		out.silent = s.silent(w)
 		return len(out.unsettled) == 0, nil
 	})
 	return out
+}
+
+// silent lists the live claims that cannot bind and have no
+// ProvisioningFailed event yet. s.mu is held.
+func (s *soak) silent(w *world) []string {
+	var out []string
+	for _, c := range s.claims {
+		pvc, exists := w.claims[c.ns+"/"+c.name]
+		if exists && c.deleted.IsZero() && pvc.Status.Phase != v1.ClaimBound && s.cannotBind(w, c) && !w.refused[c.ns+"/"+c.name] {
+			out = append(out, fmt.Sprintf("%s (created %s) restoring %s", c, c.created.Format(time.StampMilli), c.snapshot))
+		}
+	}
+	return out
+}
+
+// awaitEvents waits, settleBound at most, until every claim that cannot
+// bind has its ProvisioningFailed event; it returns those still without
+// one and how long it waited.
+func (s *soak) awaitEvents() ([]string, time.Duration) {
+	start := time.Now()
+	var silent []string
+	_ = wait.PollUntilContextTimeout(s.ctx, time.Second, settleBound, true, func(ctx context.Context) (bool, error) {
+		w, err := s.read(ctx)
+		if err != nil {
+			logf("reading the cluster: %v", err)
+			return false, nil
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		silent = s.silent(w)
+		return len(silent) == 0, nil
+	})
+	return silent, time.Since(start)
 }
 
 // problems are the disagreements of a reconciliation, by count.

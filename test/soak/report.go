@@ -113,7 +113,8 @@ func (r *results) String() string {
 	p("| snapshots created / deleted / deleted with a restore of them pending | %d / %d / %d | |", r.snapshotsCreated, r.snapsDeleted, r.deletedWhilePending)
 	p("| restores created naming a snapshot being deleted (must be refused) | %d | |", r.lateRestores)
 	p("| claims left unprovisioned that cannot bind (other's, or their snapshot gone) | %d | |", r.settled.refused)
-	p("| of them without a ProvisioningFailed event after settling | %d | |", len(r.settled.silent))
+	p("| of them without a ProvisioningFailed event when settled / %v later (waited %v) | %d / %d | |", settleBound,
+		r.settled.eventsWait.Round(time.Second), len(r.settled.silent), len(r.settled.stillSilent))
 	p("| the sidecar's event lag at the end of the churn (newest event written vs now) | %v | |", r.eventLag.Round(time.Second))
 	p("| claims not settled %v after the churn (bound, unable to bind, or gone) | %d | 0 |", settleBound, len(r.settled.unsettled))
 	p("| unauthorized cross-namespace provisions (CreateVolume with no grant since the claim's creation) | %d | 0 |", len(r.unauthorized))
@@ -144,7 +145,7 @@ func (r *results) String() string {
 	for _, l := range []struct {
 		what  string
 		items []string
-	}{{"not settled", r.settled.unsettled}, {"no event", r.settled.silent}, {"unauthorized", r.unauthorized}, {"restored from a deleted snapshot", r.deleted},
+	}{{"not settled", r.settled.unsettled}, {"no event when settled", r.settled.silent}, {"no event after waiting", r.settled.stillSilent}, {"unauthorized", r.unauthorized}, {"restored from a deleted snapshot", r.deleted},
 		{"leaked", r.live.leaked}, {"orphaned", r.live.orphaned}, {"bound without PV", r.live.unbound},
 		{"finalizers left", r.live.finalizers}, {"left after teardown", r.left}} {
 		for i, item := range l.items {
@@ -158,8 +159,8 @@ func (r *results) String() string {
 	return b.String()
 }
 
-// describe fills in the sidecar's version (the commit it was built from)
-// and the load average.
+// describe fills in the sidecar's version (the commit it was built from),
+// read when the soak starts: make build may replace the binary meanwhile.
 func (r *results) describe(ctx context.Context, sidecar string) {
 	if out, err := exec.CommandContext(ctx, sidecar, "--version").Output(); err == nil {
 		f := strings.Fields(string(out)) // "<path> <version>"
@@ -167,7 +168,6 @@ func (r *results) describe(ctx context.Context, sidecar string) {
 			r.commit = f[len(f)-1]
 		}
 	}
-	r.load = loadAverage(3)
 }
 
 // loadAverage returns the first n figures of /proc/loadavg (1, 5 and 15
@@ -202,6 +202,7 @@ func run(ctx context.Context, o options) (failed bool, err error) {
 		return false, err
 	}
 	r := &results{o: o, started: time.Now(), provisioned: map[kind]int{}}
+	r.describe(ctx, env.SidecarBinary())
 	r.samples = append(r.samples, s.sample("start", r.started))
 	logf("churning for %v at %.1f operations/s (seed %d)", o.duration, o.rate, o.seed)
 	s.churn(r.started.Add(o.duration), func() { r.samples = append(r.samples, s.sample("middle", r.started)) })
@@ -221,6 +222,7 @@ func run(ctx context.Context, o options) (failed bool, err error) {
 	r.settled = s.settle()
 	r.live = s.reconcile()
 	r.settledIn = time.Since(settling)
+	r.settled.stillSilent, r.settled.eventsWait = s.awaitEvents()
 	r.samples = append(r.samples, s.sample("settled", r.started))
 	if r.unauthorized, r.deleted, err = s.authorization(); err != nil {
 		return false, err
@@ -250,7 +252,7 @@ func run(ctx context.Context, o options) (failed bool, err error) {
 	r.left = s.teardown()
 	r.tornDownIn = time.Since(tearing)
 	r.samples = append(r.samples, s.sample("torn down", r.started))
-	r.describe(ctx, env.SidecarBinary())
+	r.load = loadAverage(3)
 	table := r.String()
 	fmt.Print(table)
 	if o.out != "" {
