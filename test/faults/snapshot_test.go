@@ -54,3 +54,37 @@ func TestSnapshotDeletedMidRestore(t *testing.T) {
 	})
 	t.Logf("the snapshot is gone (its last finalizers: %v)", finalizers)
 }
+
+// TestSnapshotContentDeletedMidRestore: the VolumeSnapshotContent of the
+// source snapshot is deleted while restores of it run, and more restores
+// are asked for. Its deletion waits while its snapshot is bound to it, so
+// every restore finishes; once the claims are bound the snapshot is
+// deleted too (Delete policy), and then the content and the driver's
+// snapshot go: nothing was deleted while a restore needed it.
+func TestSnapshotContentDeletedMidRestore(t *testing.T) {
+	sc := newScenario(t, "contentdel", scenarioOptions{})
+	sc.st.setFaults(t, localdriver.FaultRule{Method: "CreateVolume", Delay: "2s"})
+	sc.burst(t, 10)
+	inFlight := waitInFlight(t, sc, 2)
+	var content string
+	retry(t, "deleting the snapshot's content", func(ctx context.Context) error {
+		snap, err := world.Snaps.SnapshotV1().VolumeSnapshots(sc.src).Get(ctx, "snap", metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		content = *snap.Status.BoundVolumeSnapshotContentName
+		return world.Snaps.SnapshotV1().VolumeSnapshotContents().Delete(ctx, content, metav1.DeleteOptions{})
+	})
+	t.Logf("content %s deletion requested with %d CreateVolume calls in flight", content, inFlight)
+	sc.burst(t, 10)
+	sc.reconcile(t)
+
+	retry(t, "deleting the snapshot", func(ctx context.Context) error {
+		return world.Snaps.SnapshotV1().VolumeSnapshots(sc.src).Delete(ctx, "snap", metav1.DeleteOptions{})
+	})
+	waitFor(t, "the snapshot, its content and the driver's snapshot to be gone", settleBound, func(ctx context.Context) bool {
+		_, errSnap := world.Snaps.SnapshotV1().VolumeSnapshots(sc.src).Get(ctx, "snap", metav1.GetOptions{})
+		_, errContent := world.Snaps.SnapshotV1().VolumeSnapshotContents().Get(ctx, content, metav1.GetOptions{})
+		return apierrors.IsNotFound(errSnap) && apierrors.IsNotFound(errContent) && sc.st.countCalls(t, "DeleteSnapshot").codes["OK"] > 0
+	})
+}
