@@ -180,6 +180,11 @@ func testTransferSnapshot(t *testing.T, api generated.Interface, class string, t
 	writeData(t, s, waitBound(t, src, "data"), "seed 002 snapshot "+src)
 	takeSnapshot(t, s, src, "snap", "data")
 	handle := snapshotHandleOf(t, src, "snap")
+	source, err := world.Snaps.SnapshotV1().VolumeSnapshots(src).Get(context.Background(), "snap", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	oldContent := *source.Status.BoundVolumeSnapshotContentName
 
 	token := offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "snap")
 	accept(t, api, dst, src, "move", token)
@@ -190,6 +195,10 @@ func testTransferSnapshot(t *testing.T, api generated.Interface, class string, t
 
 	if _, err := world.Snaps.SnapshotV1().VolumeSnapshots(src).Get(context.Background(), "snap", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("the source snapshot is still there: %v", err)
+	}
+	// Nothing is left pointing at the deleted source.
+	if _, err := world.Snaps.SnapshotV1().VolumeSnapshotContents().Get(context.Background(), oldContent, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the source's content %s is still there: %v", oldContent, err)
 	}
 	target, err := world.Snaps.SnapshotV1().VolumeSnapshots(dst).Get(context.Background(), "bar", metav1.GetOptions{})
 	if err != nil || target.Status == nil || target.Status.ReadyToUse == nil || !*target.Status.ReadyToUse {
