@@ -17,7 +17,6 @@ import (
 	"k8s.io/component-base/metrics/legacyregistry"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
-	"github.com/xns-csi/csi-provisioner/pkg/features"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/pkg/httpendpoint"
 	"github.com/xns-csi/csi-provisioner/pkg/kubeclients"
@@ -84,7 +83,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	return leader.Run(ctx, leader.Config{Options: opts.LeaderElection, Client: leClient, LockName: Component, Mux: mux,
-		ReleaseOnExit: opts.FeatureGate.Enabled(features.ReleaseLeaderElectionOnExit)}, run)
+		ReleaseOnExit: opts.ReleaseOnExit()}, run)
 }
 
 // newRecorder returns the event recorder for requests and accepts, whose

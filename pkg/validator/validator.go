@@ -98,7 +98,7 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	return leader.Run(ctx, leader.Config{Options: opts.LeaderElection, Client: leClient, LockName: lockName, Mux: mux,
-		ReleaseOnExit: opts.FeatureGate.Enabled(features.ReleaseLeaderElectionOnExit)}, run)
+		ReleaseOnExit: opts.ReleaseOnExit()}, run)
 }
 
 // newRecorder returns the event recorder for claims, with upstream's
