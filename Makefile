@@ -125,11 +125,12 @@ $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 
 test: verify test-unit test-fuzz bench-smoke test-e2e test-faults ## Run every check and test (what CI runs).
 
-bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20 and its webhook measurement for 2 s at 20/s, as a smoke test (no timing is checked).
+bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20, its webhook measurement for 2 s at 20/s and its transfer measurement with one transfer of each kind and 2 at once, as a smoke test (no timing is checked).
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./test/...
 	$(GO) run ./test/bench -smoke -setups default
 	$(GO) run ./test/bench/validator -claims 20 -grants 20 -namespaces 4 -runs 1
 	$(GO) run ./test/bench/webhook -smoke
+	$(GO) run ./test/bench/transfer -smoke -concurrent 2
 
 test-unit: ## Unit and component tests, with the race detector.
 	$(GO) test -race -count=1 ./...
@@ -148,12 +149,13 @@ test-e2e: build tools ## End-to-end suite on a real local control plane (one cas
 test-faults: build tools ## Fault-injection suite on the local control plane: driver, sidecar, kube-apiserver and etcd killed mid-burst, grant churn, socket loss, each reconciled against the driver's state (one scenario: FAULTS_RUN=TestGrantChurn; docs/reliability.md).
 	$(GO) test -tags faults -count=1 -timeout 15m -v ./test/faults/ $(if $(FAULTS_RUN),-run '$(FAULTS_RUN)') 2>&1 | tee $(CACHE)/faults.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|faults:)|_test.go:'; exit $${PIPESTATUS[0]}
 
-bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's and the webhook under load (see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
+bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's, the webhook under load and namespace transfers from accept to Completed (see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
 	@mkdir -p $(CACHE)
 	$(GO) run ./test/bench -out $(CACHE)/bench-results.md $(if $(BENCH_SIZES),-sizes $(BENCH_SIZES)) $(if $(BENCH_OBJECTS),-objects $(BENCH_OBJECTS)) $(if $(BENCH_CLAIMS),-claims $(BENCH_CLAIMS))
 	$(GO) test -run '^$$' -bench BenchmarkCheck -benchmem ./pkg/referencegrant/ | tee -a $(CACHE)/bench-results.md
 	$(GO) run ./test/bench/validator -out $(CACHE)/bench-validator.md
 	$(GO) run ./test/bench/webhook -out $(CACHE)/bench-webhook.md
+	$(GO) run ./test/bench/transfer -out $(CACHE)/bench-transfer.md
 
 .PHONY: soak
 soak: build tools ## Soak the sidecar for 10 minutes (SOAK_DURATION=3m) under claim, grant and snapshot churn, then reconcile and report unauthorized provisions, leaks, finalizers left, RSS, goroutines and grant->PV latency (docs/reliability.md); not part of make test.

@@ -32,6 +32,8 @@ type Env struct {
 	Snaps     snapclientset.Interface
 	Gateway   gatewayclientset.Interface
 	processes []*cluster.Process
+	// snapshotterArgs are Config.SnapshotterArgs.
+	snapshotterArgs []string
 	// Local is the shared driver stack: driver, csi-snapshotter, one sidecar.
 	Local *Stack
 }
@@ -69,6 +71,13 @@ type Config struct {
 	// SidecarArgs are added to the shared sidecar's arguments, e.g.
 	// --cross-namespace-snapshot.
 	SidecarArgs []string
+	// SnapshotControllerArgs are added to the snapshot-controller's
+	// arguments, e.g. --kube-api-qps=200 so that it is not a benchmark's
+	// bottleneck.
+	SnapshotControllerArgs []string
+	// SnapshotterArgs are added to the arguments of every csi-snapshotter
+	// the environment starts.
+	SnapshotterArgs []string
 	// ControlPlaneOnly stops after the CRDs: no RBAC, snapshot-controller,
 	// driver or sidecar (Local is nil).
 	ControlPlaneOnly bool
@@ -90,7 +99,7 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	if progress == nil {
 		progress = func(string) {}
 	}
-	e := &Env{Root: cfg.Root, Work: cfg.Work}
+	e := &Env{Root: cfg.Root, Work: cfg.Work, snapshotterArgs: cfg.SnapshotterArgs}
 	root, work := cfg.Root, cfg.Work
 	progress("control plane: etcd, kube-apiserver, kube-controller-manager")
 	c, err := cluster.Start(ctx, cluster.Config{BinDir: e.tool(""), WorkDir: work, NoAlphaGates: cfg.NoAlphaGates})
@@ -136,8 +145,8 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	if _, err := c.Kubectl(ctx, "apply", "-f", filepath.Join(root, "deploy", "csi-provisioner", "rbac.yaml")); err != nil {
 		return e, err
 	}
-	if err := e.start("snapshot-controller", e.tool("snapshot-controller"),
-		"--kubeconfig="+c.Kubeconfig(cluster.Admin), "--leader-election=false", "--v=2"); err != nil {
+	if err := e.start("snapshot-controller", e.tool("snapshot-controller"), append([]string{
+		"--kubeconfig=" + c.Kubeconfig(cluster.Admin), "--leader-election=false", "--v=2"}, cfg.SnapshotControllerArgs...)...); err != nil {
 		return e, err
 	}
 	progress("local CSI driver " + cfg.DriverName + ", csi-snapshotter and csi-provisioner")
@@ -164,8 +173,8 @@ func (e *Env) StartStack(ctx context.Context, name string, driverArgs []string) 
 	if err := waitForFile(ctx, s.Socket); err != nil {
 		return nil, err
 	}
-	if err := e.start(name+"-snapshotter", e.tool("csi-snapshotter"), "--csi-address="+s.Socket,
-		"--kubeconfig="+e.Cluster.Kubeconfig(cluster.Admin), "--leader-election=false", "--v=2"); err != nil {
+	if err := e.start(name+"-snapshotter", e.tool("csi-snapshotter"), append([]string{"--csi-address=" + s.Socket,
+		"--kubeconfig=" + e.Cluster.Kubeconfig(cluster.Admin), "--leader-election=false", "--v=2"}, e.snapshotterArgs...)...); err != nil {
 		return nil, err
 	}
 	return s, nil
