@@ -41,8 +41,8 @@ const deleteClaimOp = "delete claim"
 const maxSnapshots = 4
 
 // churn runs the mix at o.rate operations per second until until, calling
-// middle once half-way.
-func (s *soak) churn(until time.Time, middle func()) {
+// quarter once a quarter, a half and three quarters of the way (1, 2, 3).
+func (s *soak) churn(until time.Time, quarter func(int)) {
 	rng := rand.New(rand.NewPCG(s.o.seed, 14)) //nolint:gosec // a reproducible load, not a secret
 	total := 0
 	for _, o := range ops {
@@ -50,7 +50,7 @@ func (s *soak) churn(until time.Time, middle func()) {
 	}
 	pace := time.NewTicker(time.Duration(float64(time.Second) / s.o.rate)) // the load's pace
 	defer pace.Stop()
-	half := until.Add(-s.o.duration / 2)
+	next := 1 // the next quarter
 	for n := 0; ; n++ {
 		select {
 		case <-s.ctx.Done():
@@ -59,9 +59,9 @@ func (s *soak) churn(until time.Time, middle func()) {
 			if now.After(until) {
 				return
 			}
-			if middle != nil && now.After(half) {
-				middle()
-				middle = nil
+			if next < 4 && now.After(until.Add(-s.o.duration*time.Duration(4-next)/4)) {
+				quarter(next)
+				next++
 			}
 		}
 		pick := rng.IntN(total)

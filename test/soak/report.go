@@ -205,7 +205,9 @@ func run(ctx context.Context, o options) (failed bool, err error) {
 	r.describe(ctx, env.SidecarBinary())
 	r.samples = append(r.samples, s.sample("start", r.started))
 	logf("churning for %v at %.1f operations/s (seed %d)", o.duration, o.rate, o.seed)
-	s.churn(r.started.Add(o.duration), func() { r.samples = append(r.samples, s.sample("middle", r.started)) })
+	s.churn(r.started.Add(o.duration), func(q int) {
+		r.samples = append(r.samples, s.sample([]string{"", "a quarter", "middle", "three quarters"}[q], r.started))
+	})
 	r.samples = append(r.samples, s.sample("end of churn", r.started))
 	r.eventLag = s.eventLag()
 	if ctx.Err() != nil {
