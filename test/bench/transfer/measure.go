@@ -274,13 +274,16 @@ func (b *bench) transfer(ctx context.Context, src, dst, kind string, sources []s
 // row counts the requests of src that met a conflict and the Warning
 // events of both namespaces.
 func (b *bench) row(ctx context.Context, kind, src, dst string, latencies []time.Duration) (row, error) {
-	warnings := 0
+	var warnings []string
 	for _, ns := range []string{src, dst} {
 		events, err := b.env.Kube.CoreV1().Events(ns).List(ctx, metav1.ListOptions{FieldSelector: "type=" + v1.EventTypeWarning})
 		if err != nil {
 			return row{}, err
 		}
-		warnings += len(events.Items)
+		for _, ev := range events.Items {
+			warnings = append(warnings, fmt.Sprintf("%s on %s %s", ev.Reason, ev.InvolvedObject.Kind, ev.InvolvedObject.Name))
+			logf("  warning: %s %s/%s: %s: %s", ev.InvolvedObject.Kind, ns, ev.InvolvedObject.Name, ev.Reason, ev.Message)
+		}
 	}
 	conflicts := 0
 	b.mu.Lock()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -12,9 +13,9 @@ import (
 type row struct {
 	kind      string
 	latencies []time.Duration
-	// warnings are the Warning events in the run's two namespaces
-	// (refusals, rollbacks, failed steps).
-	warnings int
+	// warnings are the reasons and objects of the Warning events in the
+	// run's two namespaces (refusals, rollbacks, failed steps).
+	warnings []string
 	// conflicts are the requests that had a conflict condition.
 	conflicts int
 }
@@ -35,7 +36,11 @@ func (r *report) add(x row, err error) error {
 }
 
 func (x row) String() string {
-	return fmt.Sprintf("| %s | %d | %d | %d | %d | %s | %s | %s |", x.kind, len(x.latencies), len(x.latencies), x.conflicts, x.warnings,
+	warnings := strconv.Itoa(len(x.warnings))
+	if len(x.warnings) > 0 {
+		warnings += " (" + strings.Join(x.warnings, ", ") + ")"
+	}
+	return fmt.Sprintf("| %s | %d | %d | %d | %s | %s | %s | %s |", x.kind, len(x.latencies), len(x.latencies), x.conflicts, warnings,
 		pct(x.latencies, 50), pct(x.latencies, 99), pct(x.latencies, 100))
 }
 
