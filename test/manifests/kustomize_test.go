@@ -31,7 +31,7 @@ var kustomizations = map[string][]string{
 	"transfer":               transferObjects,
 	"populator":              populatorObjects,
 	"webhook":                webhookObjects,
-	"overlays/ha":            slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects),
+	"overlays/ha":            slices.Concat(crdObjects, sidecarObjects, validatorObjects, transferObjects, haObjects),
 	"overlays/webhook-guard": slices.Concat(webhookObjects, webhookGuardObjects),
 	certManagerOverlay:       slices.Concat(webhookObjects, certManagerObjects),
 }
