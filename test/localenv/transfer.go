@@ -3,7 +3,6 @@ package localenv
 import (
 	"context"
 	"path/filepath"
-	"strconv"
 
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 )
@@ -37,19 +36,11 @@ func (e *Env) StartTransferController(ctx context.Context, name string, extra ..
 	if err := e.InstallProjectCRDs(ctx); err != nil {
 		return nil, err
 	}
-	if _, err := e.Cluster.Kubectl(ctx, "apply", "-f", filepath.Join(e.Root, "deploy", "transfer", "rbac.yaml")); err != nil {
-		return nil, err
-	}
-	kubeconfig, err := e.serviceAccountKubeconfig(ctx, "default", TransferServiceAccount)
+	args, addr, err := e.controllerArgs(ctx, "transfer", TransferServiceAccount, extra)
 	if err != nil {
 		return nil, err
 	}
-	port, err := cluster.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	tc := &TransferController{HTTPAddr: addr, env: e, name: name, args: append([]string{"--kubeconfig=" + kubeconfig, "--http-endpoint=" + addr}, extra...)}
+	tc := &TransferController{HTTPAddr: addr, env: e, name: name, args: args}
 	return tc, tc.Restart(ctx)
 }
 

@@ -64,25 +64,36 @@ func (e *Env) StartUpstreamValidator(ctx context.Context, name string, extra ...
 }
 
 func (e *Env) startValidator(ctx context.Context, name, bin, healthPath string, extra []string) (*Validator, error) {
-	if _, err := e.Cluster.Kubectl(ctx, "apply", "-f", filepath.Join(e.Root, "deploy", "validator", "rbac.yaml")); err != nil {
-		return nil, err
-	}
-	kubeconfig, err := e.serviceAccountKubeconfig(ctx, "default", ValidatorServiceAccount)
+	args, addr, err := e.controllerArgs(ctx, "validator", ValidatorServiceAccount, extra)
 	if err != nil {
 		return nil, err
 	}
-	port, err := cluster.FreePort()
-	if err != nil {
-		return nil, err
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	args := append([]string{"--kubeconfig=" + kubeconfig, "--http-endpoint=" + addr}, extra...)
 	p, err := cluster.StartProcess(name, bin, args, e.Work)
 	if err != nil {
 		return nil, err
 	}
 	e.processes = append(e.processes, p)
 	return &Validator{Process: p, HTTPAddr: addr}, cluster.WaitHealthy(ctx, "http://"+addr+healthPath, "", p)
+}
+
+// controllerArgs applies deploy/<component>/rbac.yaml (the shipped RBAC is
+// what is tested) and returns a controller's arguments: a kubeconfig of
+// the ServiceAccount default/<serviceAccount>, its HTTP endpoint on a free
+// port (addr) and extra.
+func (e *Env) controllerArgs(ctx context.Context, component, serviceAccount string, extra []string) (args []string, addr string, err error) {
+	if _, err := e.Cluster.Kubectl(ctx, "apply", "-f", filepath.Join(e.Root, "deploy", component, "rbac.yaml")); err != nil {
+		return nil, "", err
+	}
+	kubeconfig, err := e.serviceAccountKubeconfig(ctx, "default", serviceAccount)
+	if err != nil {
+		return nil, "", err
+	}
+	port, err := cluster.FreePort()
+	if err != nil {
+		return nil, "", err
+	}
+	addr = "127.0.0.1:" + strconv.Itoa(port)
+	return append([]string{"--kubeconfig=" + kubeconfig, "--http-endpoint=" + addr}, extra...), addr, nil
 }
 
 // serviceAccountKubeconfig writes a kubeconfig with a token of the
