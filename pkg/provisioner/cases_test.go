@@ -192,6 +192,21 @@ func TestProvisioning(t *testing.T) {
 				"> volumesnapshots prod/snap updated", protectProdSnapshot, createFromProd, provisioned},
 		},
 		{
+			// Every attempt costs two events; a claim re-queued by changes
+			// that do not change its refusal is decided again, but not
+			// attempted (see refusals).
+			name:    "a refusal is announced once until the decision changes",
+			objects: objects(ours(restoring("prod", "snap")), unready, prodContent),
+			steps: []step{
+				provision("test/data"), provision("test/data"),
+				update(grant()), provision("test/data"), provision("test/data"),
+				update(prodSnap), provision("test/data", created),
+			},
+			want: []string{"provision test/data: NoChange, refused ReferenceGrantMissing", "provision test/data: left alone",
+				"> grant prod/bar created", "provision test/data: NoChange, refused SnapshotNotReady", "provision test/data: left alone",
+				"> volumesnapshots prod/snap updated", protectProdSnapshot, createFromProd, provisioned},
+		},
+		{
 			name:    "a driver that cannot restore is not asked to",
 			caps:    &noRestore,
 			objects: objects(ours(restoring("prod", "snap")), prodSnap, prodContent, grant()),

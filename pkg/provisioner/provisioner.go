@@ -99,6 +99,7 @@ type Provisioner struct {
 	opts              Options
 	migration         migration
 	notices           notices
+	refusals          refusals
 }
 
 var (
@@ -148,6 +149,7 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 		return nil, controller.ProvisioningNoChange, err
 	}
 	pv, state, err := p.provision(klog.NewContext(ctx, logger), opts)
+	p.refusals.note(claim.UID, class.Name, err)
 	p.metrics.Observe(class.Name, src, p.policy.CrossesNamespaces(src), err)
 	if err != nil {
 		logger.V(2).Info("Provisioning did not succeed", "source", src.String(), "state", state, "err", err)

@@ -36,7 +36,9 @@ func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentV
 	}
 	_, verdict, err := p.policy.Admit(claim)
 	if err != nil || verdict.Action != claimsource.LeaveAlone {
-		return true // Provision reports errors and refusals as PVC events
+		// Provision reports errors and refusals as PVC events, once per
+		// refusal (see refusals).
+		return !p.refusedAsBefore(ctx, claim)
 	}
 	eventType := v1.EventTypeWarning
 	if verdict.Reason == claimsource.ReasonWaitingForPopulator {
@@ -46,8 +48,40 @@ func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentV
 	return false
 }
 
+// refusedAsBefore reports whether the claim's last attempt was refused and
+// deciding again from the caches refuses it the same way: another attempt
+// would only repeat its events.
+func (p *Provisioner) refusedAsBefore(ctx context.Context, claim *v1.PersistentVolumeClaim) bool {
+	last, ok := p.refusals.get(claim.UID)
+	if !ok || !p.requeuedOnChange(last) {
+		return false
+	}
+	if _, verdict, err := p.policy.Decide(claim, last.className); err != nil || !last.repeats(verdict) {
+		return false
+	}
+	klog.FromContext(ctx).V(4).Info("Refusal unchanged, not attempting again until the source changes", "pvc", klog.KObj(claim), "reason", last.reason)
+	return true
+}
+
+// requeuedOnChange reports whether a change that could end the refusal
+// re-queues the claim. Grants and links always do; snapshots and contents
+// only while they are watched: with the upstream provisioner's RBAC (no
+// watch on contents) they are read with GETs, and a claim waiting on them
+// keeps the controller's retry backoff, as upstream.
+func (p *Provisioner) requeuedOnChange(last refusal) bool {
+	switch claimsource.Reason(last.reason) {
+	case claimsource.ReasonGrantMissing, claimsource.ReasonLinkNotFound:
+		return true
+	}
+	direct, ok := p.policy.Snapshots.(interface{ ReadsDirectly() bool })
+	return !ok || !direct.ReadsDirectly()
+}
+
 // ForgetClaim drops what the provisioner remembers of a deleted claim.
-func (p *Provisioner) ForgetClaim(uid types.UID) { p.notices.forget(uid) }
+func (p *Provisioner) ForgetClaim(uid types.UID) {
+	p.notices.forget(uid)
+	p.refusals.forget(uid)
+}
 
 // isOurs reports whether the PV controller handed the claim to this
 // driver: its provisioner annotation names the driver or, as upstream, its

@@ -185,6 +185,18 @@ func (c *Cache) GetContent(name string) (*snapv1.VolumeSnapshotContent, error) {
 	return obj.(*snapv1.VolumeSnapshotContent), nil
 }
 
+// ReadsDirectly reports whether the API server refuses an informer of the
+// cache, so that its objects are read with GETs (see read), and a change of
+// them re-queues no claim.
+func (c *Cache) ReadsDirectly() bool {
+	for _, api := range []*optionalapi.API{c.snapshots, c.contents} {
+		if _, _, err := api.Informer(); errors.Is(err, optionalapi.ErrForbidden) {
+			return true
+		}
+	}
+	return false
+}
+
 // read returns the object key from api's cache, nil when absent. While the
 // API server refuses api's informer (optionalapi.ErrForbidden), it reads the
 // object with get instead, trimmed as the cache would hold it; when that

@@ -187,6 +187,9 @@ func TestContentsAreReadWithGETWhileTheirWatchIsForbidden(t *testing.T) {
 	if absent, err := c.GetContent("absent"); absent != nil || err != nil {
 		t.Errorf("an absent content = %v, %v; want nil, nil", absent, err)
 	}
+	if !c.ReadsDirectly() {
+		t.Error("ReadsDirectly() = false while contents are read with GETs")
+	}
 	eventually(t, "OnSynced is called: both kinds can be read", func() bool { return syncs.Load() > 0 })
 	eventually(t, "the permission is checked twice", func() bool { return s.checks.Load() >= 2 })
 	if n := s.fullLists.Load(); n != 1 {
@@ -198,6 +201,9 @@ func TestContentsAreReadWithGETWhileTheirWatchIsForbidden(t *testing.T) {
 		_, _, err := c.contents.Informer()
 		return err == nil
 	})
+	if c.ReadsDirectly() {
+		t.Error("ReadsDirectly() = true once the content cache is used again")
+	}
 	gets := s.gets()
 	if got, err := c.GetContent("content"); err != nil || got == nil {
 		t.Fatalf("GetContent from the cache = %v, %v", got, err)

@@ -1,0 +1,55 @@
+package provisioner
+
+import (
+	"errors"
+	"testing"
+
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+)
+
+// snapshotsByGET is a snapshot reader that reads with GETs or from watched
+// caches.
+type snapshotsByGET bool
+
+func (snapshotsByGET) GetSnapshot(string, string) (*snapv1.VolumeSnapshot, error) { return nil, nil }
+func (snapshotsByGET) GetContent(string) (*snapv1.VolumeSnapshotContent, error)   { return nil, nil }
+func (d snapshotsByGET) ReadsDirectly() bool                                      { return bool(d) }
+
+// TestRefusalsKeptOnlyWhileAChangeRequeuesTheClaim: a refusal is repeated
+// silently only when the change that could end it re-queues the claim.
+func TestRefusalsKeptOnlyWhileAChangeRequeuesTheClaim(t *testing.T) {
+	for _, tc := range []struct {
+		reason  claimsource.Reason
+		byGET   bool
+		skipped bool
+	}{
+		{claimsource.ReasonGrantMissing, false, true},
+		{claimsource.ReasonGrantMissing, true, true},
+		{claimsource.ReasonLinkNotFound, true, true},
+		{claimsource.ReasonSnapshotNotReady, false, true},
+		{claimsource.ReasonSnapshotNotReady, true, false},
+		{claimsource.ReasonSnapshotContentNotFound, true, false},
+		// Caches that cannot be read may recover without an event for
+		// the claim's source: the controller's backoff retries them.
+		{claimsource.ReasonGrantUnavailable, false, false},
+		{claimsource.ReasonSnapshotAPIUnavailable, false, false},
+		{claimsource.ReasonLinkAPIUnavailable, false, false},
+		{claimsource.ReasonSourceClaimUnreadable, false, false},
+	} {
+		p := &Provisioner{policy: claimsource.Policy{Snapshots: snapshotsByGET(tc.byGET)}}
+		p.refusals.note("uid", "fast", &RefusedError{Reason: string(tc.reason), Message: "m"})
+		last, noted := p.refusals.get("uid")
+		if skipped := noted && p.requeuedOnChange(last); skipped != tc.skipped {
+			t.Errorf("%s (read with GETs: %v): repeated silently = %v, want %v", tc.reason, tc.byGET, skipped, tc.skipped)
+		}
+	}
+
+	var r refusals
+	r.note("uid", "fast", &RefusedError{Reason: string(claimsource.ReasonGrantMissing)})
+	r.note("uid", "fast", errors.New("CSI CreateVolume: unavailable"))
+	if _, ok := r.get("uid"); ok {
+		t.Error("an attempt that ends otherwise than refused still counts as refused")
+	}
+}
