@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
@@ -37,6 +39,10 @@ type harness struct {
 	api    *fake.Clientset
 	events *record.FakeRecorder
 	c      *Controller
+	// stop stops c.
+	stop func()
+	// fault, when set, fails the API calls it returns an error for.
+	fault atomic.Pointer[func(clienttesting.Action) error]
 }
 
 func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
@@ -44,17 +50,41 @@ func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	h := &harness{t: t, ctx: ctx, kube: kubefake.NewClientset(kubeObjs...), snap: snapfake.NewSimpleClientset(snapObjs...),
 		api: fake.NewSimpleClientset(), events: record.NewFakeRecorder(1000)}
-	c, err := New(Config{Kube: h.kube, Snapshot: h.snap, API: h.api, Recorder: h.events,
-		Token: func() (string, error) { return testToken, nil }})
-	if err != nil {
-		t.Fatal(err)
+	// Reactors are installed before anything uses the clientsets: adding
+	// one later races with the calls.
+	injectFault := func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if f := h.fault.Load(); f != nil {
+			if err := (*f)(a); err != nil {
+				return true, nil, err
+			}
+		}
+		return false, nil, nil
 	}
-	h.c = c
+	h.kube.PrependReactor("*", "*", injectFault)
+	h.snap.PrependReactor("*", "*", injectFault)
 	var wg sync.WaitGroup
-	wg.Go(func() { c.Run(ctx, 2) })
+	h.c, h.stop = h.startController()
 	wg.Go(h.playControllers)
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return h
+}
+
+// startController runs another controller (a replica) on the harness's
+// clientsets until the returned stop is called or the test ends; stop
+// returns once it has stopped.
+func (h *harness) startController() (c *Controller, stop func()) {
+	h.t.Helper()
+	c, err := New(Config{Kube: h.kube, Snapshot: h.snap, API: h.api, Recorder: h.events,
+		Token: func() (string, error) { return testToken, nil }})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(h.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx, 2) }()
+	stop = func() { cancel(); <-done }
+	h.t.Cleanup(stop)
+	return c, stop
 }
 
 // playControllers is the snapshot controller and PV binder of the test.
@@ -67,6 +97,13 @@ func (h *harness) playControllers() {
 					s.Status = &snapv1.VolumeSnapshotStatus{ReadyToUse: ptr.To(true), BoundVolumeSnapshotContentName: s.Spec.Source.VolumeSnapshotContentName}
 					_, _ = h.snap.SnapshotV1().VolumeSnapshots(s.Namespace).UpdateStatus(ctx, &s, metav1.UpdateOptions{})
 				}
+			}
+		}
+		volumes, _ := h.kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+		for _, pv := range volumes.Items {
+			if pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.UID == "" && pv.Status.Phase != v1.VolumeAvailable {
+				pv.Status.Phase = v1.VolumeAvailable // pre-bound
+				_, _ = h.kube.CoreV1().PersistentVolumes().UpdateStatus(ctx, &pv, metav1.UpdateOptions{})
 			}
 		}
 		claims, _ := h.kube.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"testing"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
@@ -150,6 +151,9 @@ func (w *world) settle() {
 			o.SourceClaim = nil
 		}
 	}
+	if v := o.Volume; v != nil && v.Spec.ClaimRef != nil && v.Spec.ClaimRef.UID == "" {
+		v.Status.Phase = v1.VolumeAvailable // pre-bound
+	}
 	if t := o.TargetClaim; t != nil && o.Volume != nil && o.Volume.Spec.ClaimRef != nil &&
 		o.Volume.Spec.ClaimRef.Namespace == t.Namespace && o.Volume.Spec.ClaimRef.Name == t.Name {
 		o.Volume.Spec.ClaimRef.UID = t.UID
@@ -179,6 +183,16 @@ func (w *world) run() ([]Action, Step) {
 		}
 	}
 	return actions, Step{}
+}
+
+// checkLeftToItsDeletion checks that a transfer whose source its owner
+// deleted before the transfer protected it ends there, rather than race
+// the controller deleting it.
+func checkLeftToItsDeletion(t *testing.T, w *world) {
+	t.Helper()
+	if s := Next(&w.o); s.Action != ActionFail || s.Reason != ReasonSourceDeletedBefore {
+		t.Errorf("Next() = %+v, want Fail (%s), not a race to retain what is being deleted", s, ReasonSourceDeletedBefore)
+	}
 }
 
 // uid converts for the table tests.

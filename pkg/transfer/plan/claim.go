@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -83,12 +84,23 @@ func forwardClaim(o *Observed) Step {
 			return act(rec, ActionRetainVolume, "setting the reclaim policy of PersistentVolume %s to Retain", pv.Name)
 		case len(o.Pods) > 0:
 			return wait(transferring, ReasonSourceInUse, "PersistentVolumeClaim %s/%s is used by pod %s: the transfer waits until no pod uses it", r.Namespace, src.Name, strings.Join(o.Pods, ", "))
+		case resizing(src, pv):
+			return wait(transferring, ReasonSourceNotReady, "PersistentVolumeClaim %s/%s asks for more than the capacity of PersistentVolume %s: the transfer waits until the resize has finished", r.Namespace, src.Name, pv.Name)
 		}
-		return act(rec, ActionDeleteSource, "deleting PersistentVolumeClaim %s/%s (its volume is Retain and the claim held by a finalizer)", r.Namespace, src.Name)
+		return deleteSourceClaim(rec, src)
 	}
 	switch {
+	case !reached(claimOrder, rec.Step, ActionRetainVolume) && (src == nil || !slices.Contains(src.Finalizers, Finalizer)):
+		// Its owner deleted the source before this transfer held it with
+		// its finalizer: nothing keeps the volume bound, and the PV
+		// controller reclaims it as its policy says. Retaining it now
+		// would race that.
+		return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonSourceDeletedBefore,
+			Message: fmt.Sprintf("PersistentVolumeClaim %s/%s was deleted before the transfer held it; nothing was transferred, its volume is left to its reclaim policy", r.Namespace, r.Spec.Source.Name)}
+	case src != nil && src.DeletionTimestamp == nil && pv != nil && resizing(src, pv):
+		return wait(transferring, ReasonSourceNotReady, "PersistentVolumeClaim %s/%s asks for more than the capacity of PersistentVolume %s: the transfer waits until the resize has finished", r.Namespace, src.Name, pv.Name)
 	case src != nil && src.DeletionTimestamp == nil:
-		return act(rec, ActionDeleteSource, "deleting PersistentVolumeClaim %s/%s (its volume is Retain and the claim held by a finalizer)", r.Namespace, src.Name)
+		return deleteSourceClaim(rec, src)
 	case src != nil && len(src.Finalizers) > 1 || src != nil && !slices.Contains(src.Finalizers, Finalizer) && len(src.Finalizers) > 0:
 		msg := "waiting for every pod using PersistentVolumeClaim %s/%s to stop (pvc-protection)"
 		if len(o.Pods) > 0 {
@@ -109,6 +121,12 @@ func forwardClaim(o *Observed) Step {
 		return act(rec, ActionRetainVolume, "setting the reclaim policy of PersistentVolume %s to Retain", pv.Name)
 	case !reserved:
 		return act(rec, ActionReserveVolume, "reserving PersistentVolume %s for %s/%s", pv.Name, targetNS, r.Spec.TargetName)
+	case target == nil && pv.Status.Phase != v1.VolumeAvailable:
+		// The PV controller marks a volume reserved for a claim that
+		// does not exist yet Available. Until it has, its cache may still
+		// have the source's claimRef, and a target claim it saw then would
+		// get a FailedBinding warning and wait for its next resync.
+		return wait(transferring, ReasonWaitingForTarget, "waiting for the PV controller to see PersistentVolume %s reserved for %s/%s", pv.Name, targetNS, r.Spec.TargetName)
 	case target == nil:
 		return act(rec, ActionCreateTargetClaim, "creating PersistentVolumeClaim %s/%s", targetNS, r.Spec.TargetName)
 	case !ours(target, r):
@@ -121,6 +139,25 @@ func forwardClaim(o *Observed) Step {
 		return act(rec, ActionReleaseSource, "removing the finalizer of the deleted PersistentVolumeClaim %s/%s", r.Namespace, src.Name)
 	}
 	return complete(o, transferv1alpha1.KindPersistentVolumeClaim)
+}
+
+// deleteSourceClaim is the point of no return of a claim transfer. Its
+// record carries the claim's spec as it is now, not as it was when the
+// transfer began: a claim resized meanwhile is created in the target
+// namespace with its new size (the deletion is conditional on the
+// claim's resourceVersion, so the spec recorded is the spec deleted).
+func deleteSourceClaim(rec *transferv1alpha1.TransferRecord, src *v1.PersistentVolumeClaim) Step {
+	s := act(rec, ActionDeleteSource, "deleting PersistentVolumeClaim %s/%s (its volume is Retain and the claim held by a finalizer)", src.Namespace, src.Name)
+	s.Record.ClaimSpec = src.Spec.DeepCopy()
+	return s
+}
+
+// resizing reports whether claim c asks for more storage than its volume
+// has: a target claim asking for that much would never be bound to it.
+func resizing(c *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) bool {
+	request, ok := c.Spec.Resources.Requests[v1.ResourceStorage]
+	capacity, known := pv.Spec.Capacity[v1.ResourceStorage]
+	return ok && known && request.Cmp(capacity) > 0
 }
 
 // rollbackClaim undoes a claim transfer that has not deleted its source:

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
@@ -121,5 +122,67 @@ func TestClaimTransferStopsWhenTheVolumeIsTakenAfterThePointOfNoReturn(t *testin
 	w.o.Volume.Spec.ClaimRef = &v1.ObjectReference{Namespace: "other", Name: "thief", UID: "x"}
 	if s := Next(&w.o); s.Action != ActionNone || s.Reason != ReasonBoundElsewhere {
 		t.Errorf("Next() = %+v, want a BoundToUnexpectedObject wait", s)
+	}
+}
+
+func TestClaimTransferFailsWhenItsOwnerDeletesTheSourceBeforeItIsHeld(t *testing.T) {
+	tests := map[string]func(w *world){
+		"the claim is being deleted": func(w *world) { w.o.SourceClaim.DeletionTimestamp = &metav1.Time{} },
+		"the claim is gone":          func(w *world) { w.o.SourceClaim = nil },
+	}
+	for name, change := range tests {
+		t.Run(name, func(t *testing.T) {
+			w := newClaimWorld()
+			w.apply(Next(&w.o)) // Begin
+			change(w)
+			// Nothing holds the volume bound: the PV controller reclaims
+			// it as its Delete policy says, and retaining it would race.
+			checkLeftToItsDeletion(t, w)
+		})
+	}
+}
+
+func TestClaimTransferRollsForwardWhenItsOwnerDeletesTheSourceOnceItIsHeld(t *testing.T) {
+	w := newClaimWorld()
+	for range slices.Index(claimSteps, ActionLockSource) + 1 {
+		w.apply(Next(&w.o))
+	}
+	w.o.SourceClaim.DeletionTimestamp = &metav1.Time{}
+	w.settle() // pvc-protection goes, the transfer's finalizer holds it
+	w.run()
+	checkClaimTransferred(t, w)
+}
+
+func TestClaimResizedDuringTheTransferKeepsItsNewSize(t *testing.T) {
+	w := newClaimWorld()
+	w.o.SourceClaim.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+	w.o.Volume.Spec.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+	for range slices.Index(claimSteps, ActionRetainVolume) + 1 {
+		w.apply(Next(&w.o))
+	}
+	w.o.SourceClaim.Spec.Resources.Requests[v1.ResourceStorage] = resource.MustParse("2Gi")
+	if s := Next(&w.o); s.Action != ActionNone || s.Reason != ReasonSourceNotReady {
+		t.Fatalf("While the volume is smaller than asked: %+v, want a SourceNotReady wait (a target claim asking 2Gi of a 1Gi volume is never bound)", s)
+	}
+	w.o.Volume.Spec.Capacity[v1.ResourceStorage] = resource.MustParse("2Gi")
+	w.run()
+	checkClaimTransferred(t, w)
+	if got := w.o.TargetClaim.Spec.Resources.Requests[v1.ResourceStorage]; got.String() != "2Gi" {
+		t.Errorf("Target claim asks for %s, want the resized 2Gi", got.String())
+	}
+}
+
+func TestClaimTargetIsCreatedOnceThePVControllerSawTheReservation(t *testing.T) {
+	w := newClaimWorld()
+	for range slices.Index(claimSteps, ActionReserveVolume) + 1 {
+		w.apply(Next(&w.o))
+	}
+	w.o.Volume.Status.Phase = v1.VolumeBound // its cache still has the source's claimRef
+	if s := Next(&w.o); s.Action != ActionNone || s.Reason != ReasonWaitingForTarget {
+		t.Fatalf("Next() = %+v, want a WaitingForTarget wait until the volume is Available", s)
+	}
+	w.o.Volume.Status.Phase = v1.VolumeAvailable
+	if s := Next(&w.o); s.Action != ActionCreateTargetClaim {
+		t.Errorf("Next() = %+v, want CreateTargetClaim", s)
 	}
 }

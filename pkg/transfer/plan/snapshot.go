@@ -134,6 +134,14 @@ func forwardSnapshot(o *Observed) Step {
 	case content == nil && tcontent == nil && !reached(snapshotOrder, rec.Step, ActionCreateTargetContent):
 		return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonSourceDeletedBefore,
 			Message: fmt.Sprintf("VolumeSnapshot %s/%s and its content were deleted before the transfer had retained them; nothing was transferred", r.Namespace, r.Spec.Source.Name)}
+	case !reached(snapshotOrder, rec.Step, ActionRetainSourceContent):
+		// Its owner deleted the source before this transfer had asked
+		// for its content to be retained: the snapshot controller deletes
+		// the content (and, under Delete, the backend snapshot) as asked.
+		// Retaining it now would race that deletion, and a target made
+		// from a backend snapshot being deleted would never be ready.
+		return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonSourceDeletedBefore,
+			Message: fmt.Sprintf("VolumeSnapshot %s/%s was deleted before the transfer had retained its content; nothing was transferred, the content is left to its deletionPolicy", r.Namespace, r.Spec.Source.Name)}
 	case tcontent != nil && !ours(tcontent, r):
 		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention, "VolumeSnapshotContent %s was not created by this transfer: remove it, the transfer then re-creates it", tcontent.Name)
 	case tsnap != nil && !ours(tsnap, r):
@@ -171,12 +179,15 @@ func rollbackSnapshot(o *Observed) Step {
 		src = nil
 	}
 	switch {
+	case tcontent != nil && ours(tcontent, r) && tcontent.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
+		// Checked before the target snapshot is deleted too: the snapshot
+		// controller would delete a content that is not Retain with it,
+		// and the backend snapshot the source still names.
+		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention, "%s; rolling back: VolumeSnapshotContent %s is not Retain, the controller will not delete it nor its VolumeSnapshot", rec.RollbackMessage, tcontent.Name)
 	case tsnap != nil && ours(tsnap, r) && tsnap.DeletionTimestamp == nil:
 		return undo(rec, ActionDeleteTargetSnapshot, "deleting VolumeSnapshot %s/%s", tsnap.Namespace, tsnap.Name)
 	case tsnap != nil && ours(tsnap, r):
 		return wait(transferv1alpha1.PhaseTransferring, ReasonRollingBack, "%s; rolling back: waiting for VolumeSnapshot %s/%s to be deleted", rec.RollbackMessage, tsnap.Namespace, tsnap.Name)
-	case tcontent != nil && ours(tcontent, r) && tcontent.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
-		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention, "%s; rolling back: VolumeSnapshotContent %s is not Retain, the controller will not delete it", rec.RollbackMessage, tcontent.Name)
 	case tcontent != nil && ours(tcontent, r) && tcontent.DeletionTimestamp == nil:
 		return undo(rec, ActionDeleteTargetContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", tcontent.Name)
 	case tcontent != nil && ours(tcontent, r):

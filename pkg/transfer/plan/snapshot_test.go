@@ -173,3 +173,43 @@ func TestSnapshotTransferFailsWhenTheSourceWentBeforeItWasRetained(t *testing.T)
 		t.Errorf("Next() = %+v, want Fail (%s)", s, ReasonSourceDeletedBefore)
 	}
 }
+
+func TestSnapshotTransferFailsWhenItsOwnerDeletesTheSourceBeforeItIsRetained(t *testing.T) {
+	for k := 1; k <= slices.Index(snapshotSteps, ActionLockSource)+1; k++ {
+		t.Run("after "+string(snapshotSteps[k-1]), func(t *testing.T) {
+			w := newSnapshotWorld()
+			for range k {
+				w.apply(Next(&w.o))
+			}
+			// Its content is still Delete: the snapshot controller deletes
+			// it, and the backend snapshot, as the owner asked.
+			w.o.SourceSnapshot.DeletionTimestamp = &metav1.Time{}
+			checkLeftToItsDeletion(t, w)
+		})
+	}
+}
+
+func TestSnapshotTransferRollsForwardWhenItsOwnerDeletesTheSourceOnceItIsRetained(t *testing.T) {
+	w := newSnapshotWorld()
+	for range slices.Index(snapshotSteps, ActionRetainSourceContent) + 1 {
+		w.apply(Next(&w.o))
+	}
+	w.o.SourceSnapshot = nil
+	w.run()
+	checkSnapshotTransferred(t, w)
+}
+
+func TestSnapshotRollbackLeavesATargetWhoseContentIsNotRetain(t *testing.T) {
+	w := newSnapshotWorld()
+	for range slices.Index(snapshotSteps, ActionCreateTargetSnapshot) + 1 {
+		w.apply(Next(&w.o))
+	}
+	w.o.Match = match.Decide(w.o.Request, nil)
+	// Deleting the target snapshot would delete this content with it, and
+	// the backend snapshot the source still names.
+	w.o.TargetContent.Spec.DeletionPolicy = snapv1.VolumeSnapshotContentDelete
+	got, last := w.run()
+	if slices.Contains(got, ActionDeleteTargetSnapshot) || last.Reason != ReasonNeedsAttention {
+		t.Errorf("Rollback = %v ending with %+v, want the target snapshot kept and a NeedsAttention wait", got, last)
+	}
+}
