@@ -75,14 +75,19 @@ func (c *Controller) take(ctx context.Context, r *transferv1alpha1.StorageTransf
 		if r.Spec.Source.Kind == transferv1alpha1.KindVolumeSnapshot {
 			err = snaps.VolumeSnapshots(r.Namespace).Delete(ctx, r.Spec.Source.Name, opts)
 		} else {
+			// The record carries the claim's spec as observed: deleted
+			// only if it is still that claim (not resized meanwhile).
+			if o.SourceClaim != nil && o.SourceClaim.UID == uid {
+				opts = exactly(&o.SourceClaim.ObjectMeta)
+			}
 			err = kube.PersistentVolumeClaims(r.Namespace).Delete(ctx, r.Spec.Source.Name, opts)
 		}
 	case plan.ActionDeleteSourceContent:
-		err = snaps.VolumeSnapshotContents().Delete(ctx, o.SourceContent.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &o.SourceContent.UID}})
+		err = snaps.VolumeSnapshotContents().Delete(ctx, o.SourceContent.Name, exactly(&o.SourceContent.ObjectMeta))
 	case plan.ActionDeleteTargetSnapshot:
 		err = snaps.VolumeSnapshots(o.TargetSnapshot.Namespace).Delete(ctx, o.TargetSnapshot.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &o.TargetSnapshot.UID}})
 	case plan.ActionDeleteTargetContent:
-		err = snaps.VolumeSnapshotContents().Delete(ctx, o.TargetContent.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &o.TargetContent.UID}})
+		err = snaps.VolumeSnapshotContents().Delete(ctx, o.TargetContent.Name, exactly(&o.TargetContent.ObjectMeta))
 	case plan.ActionRetainVolume:
 		err = c.setReclaimPolicy(ctx, o.Volume, v1.PersistentVolumeReclaimRetain)
 	case plan.ActionRestoreReclaimPolicy:
@@ -104,6 +109,17 @@ func (c *Controller) take(ctx context.Context, r *transferv1alpha1.StorageTransf
 		return nil
 	}
 	return err
+}
+
+// exactly deletes the object as observed: a content is deleted because it
+// was seen Retain, and a stale cache must not delete one that has been
+// set to Delete since (the backend snapshot would go with it).
+func exactly(m *metav1.ObjectMeta) metav1.DeleteOptions {
+	p := &metav1.Preconditions{UID: &m.UID}
+	if m.ResourceVersion != "" {
+		p.ResourceVersion = &m.ResourceVersion
+	}
+	return metav1.DeleteOptions{Preconditions: p}
 }
 
 func (c *Controller) setDeletionPolicy(ctx context.Context, content *snapv1.VolumeSnapshotContent, policy snapv1.DeletionPolicy) error {

@@ -4,8 +4,12 @@ import (
 	"testing"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
@@ -70,5 +74,51 @@ func TestTargetClaimIsTheRecordedSpecBoundToTheVolume(t *testing.T) {
 	}
 	if r.Status.Record.ClaimSpec.DataSourceRef == nil {
 		t.Error("building the claim changed the record")
+	}
+}
+
+// TestDeletionsAreConditionalOnWhatWasObserved: a content is deleted
+// because it was seen Retain and a source claim because its spec is the
+// one recorded; a cache behind a change made since must not delete them
+// (the API server refuses a stale resourceVersion with a conflict).
+func TestDeletionsAreConditionalOnWhatWasObserved(t *testing.T) {
+	content := &snapv1.VolumeSnapshotContent{ObjectMeta: metav1.ObjectMeta{Name: "snapcontent-s1", UID: "sc1", ResourceVersion: "7"}}
+	target := &snapv1.VolumeSnapshotContent{ObjectMeta: metav1.ObjectMeta{Name: "snapcontent-transfer-r1", UID: "tc1", ResourceVersion: "8"}}
+	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "data", Namespace: "prod", UID: "c1", ResourceVersion: "9"}}
+	tests := map[string]struct {
+		kind     string
+		action   plan.Action
+		observed plan.Observed
+		want     *metav1.ObjectMeta
+	}{
+		"the source content": {transferv1alpha1.KindVolumeSnapshot, plan.ActionDeleteSourceContent, plan.Observed{SourceContent: content}, &content.ObjectMeta},
+		"the target content": {transferv1alpha1.KindVolumeSnapshot, plan.ActionDeleteTargetContent, plan.Observed{TargetContent: target}, &target.ObjectMeta},
+		"the source claim":   {transferv1alpha1.KindPersistentVolumeClaim, plan.ActionDeleteSource, plan.Observed{SourceClaim: claim}, &claim.ObjectMeta},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			kube, snaps := kubefake.NewClientset(), snapfake.NewSimpleClientset()
+			c := &Controller{cfg: Config{Kube: kube, Snapshot: snaps}}
+			r := recordedRequest()
+			r.Spec.Source = transferv1alpha1.TransferSource{Kind: tc.kind, Name: "data"}
+			r.Status.Record.SourceUID = "c1"
+			_, ctx := ktesting.NewTestContext(t)
+			if err := c.take(ctx, r, &tc.observed, tc.action); err != nil {
+				t.Fatal(err)
+			}
+			var deletes []clienttesting.DeleteActionImpl
+			for _, a := range append(kube.Actions(), snaps.Actions()...) {
+				if d, ok := a.(clienttesting.DeleteActionImpl); ok {
+					deletes = append(deletes, d)
+				}
+			}
+			if len(deletes) != 1 {
+				t.Fatalf("Deletions = %v, want one", deletes)
+			}
+			p := deletes[0].DeleteOptions.Preconditions
+			if p == nil || p.UID == nil || *p.UID != tc.want.UID || p.ResourceVersion == nil || *p.ResourceVersion != tc.want.ResourceVersion {
+				t.Errorf("Preconditions = %+v, want UID %s and resourceVersion %s", p, tc.want.UID, tc.want.ResourceVersion)
+			}
+		})
 	}
 }
