@@ -28,6 +28,7 @@ func main() {
 	flag.Uint64Var(&o.seed, "seed", 14, "seed of the churn: the same seed gives the same sequence of operations")
 	flag.Float64Var(&o.rate, "rate", 3, "operations per second")
 	flag.IntVar(&o.maxClaims, "max-claims", 60, "live claims at most: above it a creation becomes a deletion")
+	flag.StringVar(&o.profiles, "profiles", "", "save the sidecar's heap profile at each sample into this directory (heap-<sample>.pb.gz)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -49,6 +50,7 @@ type options struct {
 	seed      uint64
 	rate      float64
 	maxClaims int
+	profiles  string
 }
 
 func logf(format string, args ...any) {

@@ -3,10 +3,13 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,14 +23,17 @@ type sample struct {
 	when            string
 	at              time.Duration // since the churn started
 	rssKiB          int
+	heapMiB         float64 // the Go heap in use (go_memstats_heap_inuse_bytes)
 	goroutines      int
 	liveClaims, pvs int
 	load            string // the 1-minute load average of the machine
 }
 
-// sample reads VmRSS from /proc and go_goroutines from /metrics.
+// sample reads VmRSS from /proc, go_goroutines and the heap in use from
+// /metrics and, with -profiles, saves a heap profile taken after a GC.
 func (s *soak) sample(when string, since time.Time) sample {
-	out := sample{when: when, at: time.Since(since).Round(time.Second), rssKiB: -1, goroutines: -1,
+	s.saveHeapProfile(when)
+	out := sample{when: when, at: time.Since(since).Round(time.Second), rssKiB: -1, heapMiB: -1, goroutines: -1,
 		liveClaims: s.liveClaims(), pvs: s.pvCount()}
 	out.load = loadAverage(1)
 	if status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.side.PID())); err == nil {
@@ -52,9 +58,42 @@ func (s *soak) sample(when string, since time.Time) sample {
 		if v, ok := strings.CutPrefix(scanner.Text(), "go_goroutines "); ok {
 			out.goroutines, _ = strconv.Atoi(strings.TrimSpace(v))
 		}
+		if v, ok := strings.CutPrefix(scanner.Text(), "go_memstats_heap_inuse_bytes "); ok {
+			if b, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil {
+				out.heapMiB = b / (1 << 20)
+			}
+		}
 	}
-	logf("sample %s: RSS %d KiB, %d goroutines", when, out.rssKiB, out.goroutines)
+	logf("sample %s: RSS %d KiB, heap in use %.1f MiB, %d goroutines", when, out.rssKiB, out.heapMiB, out.goroutines)
 	return out
+}
+
+// saveHeapProfile writes the sidecar's heap profile, taken after a GC, to
+// the -profiles directory as heap-<when>.pb.gz; compare two with
+// `go tool pprof -base heap-start.pb.gz heap-settled.pb.gz`.
+func (s *soak) saveHeapProfile(when string) {
+	if s.o.profiles == "" {
+		return
+	}
+	path := filepath.Join(s.o.profiles, "heap-"+strings.ReplaceAll(when, " ", "-")+".pb.gz")
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodGet, "http://"+s.side.HTTPAddr+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		logf("heap profile %s: %v", when, err)
+		return
+	}
+	defer resp.Body.Close()
+	f, err := os.Create(path)
+	if err == nil {
+		_, err = io.Copy(f, resp.Body)
+		err = errors.Join(err, f.Close())
+	}
+	if err != nil {
+		logf("heap profile %s: %v", when, err)
+	}
 }
 
 // results is what the soak reports.
@@ -130,10 +169,10 @@ func (r *results) String() string {
 	p("| time to settle / to tear down | %v / %v | |", r.settledIn.Round(time.Second), r.tornDownIn.Round(time.Second))
 	p("| API errors of the churn | %d | |", r.apiErrors)
 	p("")
-	p("| sidecar | at | RSS (MiB) | goroutines | live claims | PVs seen | load average |")
-	p("| --- | --- | --- | --- | --- | --- | --- |")
+	p("| sidecar | at | RSS (MiB) | Go heap in use (MiB) | goroutines | live claims | PVs seen | load average |")
+	p("| --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, s := range r.samples {
-		p("| %s | %v | %.1f | %d | %d | %d | %s |", s.when, s.at, float64(s.rssKiB)/1024, s.goroutines, s.liveClaims, s.pvs, s.load)
+		p("| %s | %v | %.1f | %.1f | %d | %d | %d | %s |", s.when, s.at, float64(s.rssKiB)/1024, s.heapMiB, s.goroutines, s.liveClaims, s.pvs, s.load)
 	}
 	p("")
 	var ops []string

@@ -108,7 +108,7 @@ func (s *soak) prepare() error {
 	if s.stack, err = s.env.StartStack(s.ctx, driverName, []string{"--call-log=" + s.calls}); err != nil {
 		return err
 	}
-	if s.side, err = s.env.StartSidecar(s.ctx, s.stack, "soak", "--v=2"); err != nil {
+	if s.side, err = s.env.StartSidecar(s.ctx, s.stack, "soak", "--v=2", "--enable-pprof"); err != nil {
 		return err
 	}
 	s.watchPVs()
