@@ -2,6 +2,7 @@ package provisioner
 
 import (
 	"testing"
+	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	"google.golang.org/grpc/codes"
@@ -204,6 +205,29 @@ func TestProvisioning(t *testing.T) {
 			},
 			want: []string{"provision test/data: NoChange, refused ReferenceGrantMissing", "provision test/data: left alone",
 				"> grant prod/bar created", "provision test/data: NoChange, refused SnapshotNotReady", "provision test/data: left alone",
+				"> volumesnapshots prod/snap updated", protectProdSnapshot, createFromProd, provisioned},
+		},
+		{
+			// A grant created and deleted over and over flips the refusal
+			// of a claim whose snapshot is not ready. The first change is told
+			// at once, the next 10 s after it (the claim is re-queued for
+			// then), the newest refusal winning; a claim that can be
+			// provisioned is attempted at once.
+			name:    "a flapping refusal is told paced, and provisioning is not",
+			objects: objects(ours(restoring("prod", "snap")), unready, prodContent),
+			steps: []step{
+				provision("test/data"),
+				update(grant()), provision("test/data"),
+				remove(grant()), provision("test/data"),
+				wait(10 * time.Second), provision("test/data"),
+				update(grant()), provision("test/data"),
+				update(prodSnap), provision("test/data", created),
+			},
+			want: []string{"provision test/data: NoChange, refused ReferenceGrantMissing",
+				"> grant prod/bar created", "provision test/data: NoChange, refused SnapshotNotReady",
+				"> grant prod/bar deleted", "requeue test/data after 10s", "provision test/data: left alone",
+				"provision test/data: NoChange, refused ReferenceGrantMissing",
+				"> grant prod/bar created", "requeue test/data after 20s", "provision test/data: left alone",
 				"> volumesnapshots prod/snap updated", protectProdSnapshot, createFromProd, provisioned},
 		},
 		{

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"github.com/kubernetes-csi/csi-lib-utils/connection"
@@ -127,6 +128,8 @@ type world struct {
 	// pendingRefresh copies patched objects into the caches once the
 	// fake API has applied the patches.
 	pendingRefresh []func()
+	// clock is the provisioner's clock; only wait moves it.
+	clock time.Time
 }
 
 var (
@@ -234,8 +237,19 @@ func newWorld(t *testing.T, tc frameworkCase) *world {
 		Nodes: corelisters.NewNodeLister(w.indexers[nodesGVR]), CSINodes: storagelisters.NewCSINodeLister(w.indexers[csiNodesGVR]),
 		AttributesClasses: attributesClassCache{w.indexers[vacsGVR], !tc.attributesClassesUnserved}, Attachments: attachments,
 		Policy: policy, Protector: protector, InFlight: attempts, Recorder: w.recorder, Metrics: m,
-		Options: opts})
+		Options: opts, Now: func() time.Time { return w.clock },
+		RequeueAfter: func(claim *v1.PersistentVolumeClaim, d time.Duration) {
+			w.log("requeue %s after %v", key(claim.Namespace, claim.Name), d)
+		}})
 	return w
+}
+
+// wait advances the world's clock by d.
+func wait(d time.Duration) step {
+	return step{run: func(w *world) string {
+		w.clock = w.clock.Add(d)
+		return ""
+	}}
 }
 
 func must(t *testing.T, err error) {

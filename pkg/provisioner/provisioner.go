@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	v1 "k8s.io/api/core/v1"
@@ -75,6 +76,12 @@ type Config struct {
 	// Translator translates between in-tree and CSI classes and volumes
 	// for CSI migration; nil means csi-translation-lib, as upstream.
 	Translator Translator
+	// RequeueAfter puts a claim back on the provisioning queue after d,
+	// when a changed refusal may be told (see refusals); nil: the claim
+	// waits for the next change of its source or resync.
+	RequeueAfter func(claim *v1.PersistentVolumeClaim, d time.Duration)
+	// Now is the clock of refusal pacing; time.Now when nil.
+	Now func() time.Time
 }
 
 // Provisioner provisions and deletes volumes of one CSI driver.
@@ -100,6 +107,8 @@ type Provisioner struct {
 	migration         migration
 	notices           notices
 	refusals          refusals
+	requeueAfter      func(*v1.PersistentVolumeClaim, time.Duration)
+	now               func() time.Time
 }
 
 var (
@@ -114,12 +123,16 @@ func New(cfg Config) *Provisioner {
 	if translator == nil {
 		translator = csitranslation.New()
 	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Provisioner{
 		driverName: cfg.DriverName, identity: cfg.Identity, caps: cfg.Capabilities, driver: cfg.Driver, client: cfg.Client,
 		claims: cfg.Claims, volumes: cfg.Volumes, nodes: cfg.Nodes, csiNodes: cfg.CSINodes, classes: cfg.Classes,
 		attributesClasses: cfg.AttributesClasses, attachments: cfg.Attachments,
 		policy: cfg.Policy, protector: cfg.Protector, inflight: cfg.InFlight, recorder: cfg.Recorder,
-		metrics: cfg.Metrics, opts: cfg.Options,
+		metrics: cfg.Metrics, opts: cfg.Options, requeueAfter: cfg.RequeueAfter, now: now,
 		migration: migration{translator: translator, inTreePlugin: MigratedInTreePlugin(translator, cfg.DriverName)},
 	}
 }
@@ -149,7 +162,7 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 		return nil, controller.ProvisioningNoChange, err
 	}
 	pv, state, err := p.provision(klog.NewContext(ctx, logger), opts)
-	p.refusals.note(claim.UID, class.Name, err)
+	p.refusals.note(claim.UID, class.Name, err, p.now())
 	p.metrics.Observe(class.Name, src, p.policy.CrossesNamespaces(src), err)
 	if err != nil {
 		logger.V(2).Info("Provisioning did not succeed", "source", src.String(), "state", state, "err", err)

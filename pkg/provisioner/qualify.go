@@ -36,9 +36,9 @@ func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentV
 	}
 	_, verdict, err := p.policy.Admit(claim)
 	if err != nil || verdict.Action != claimsource.LeaveAlone {
-		// Provision reports errors and refusals as PVC events, once per
-		// refusal (see refusals).
-		return !p.refusedAsBefore(ctx, claim)
+		// Provision reports errors and refusals as PVC events, paced
+		// (see refusals).
+		return !p.holdBack(ctx, claim)
 	}
 	eventType := v1.EventTypeWarning
 	if verdict.Reason == claimsource.ReasonWaitingForPopulator {
@@ -48,18 +48,32 @@ func (p *Provisioner) ShouldProvision(ctx context.Context, claim *v1.PersistentV
 	return false
 }
 
-// refusedAsBefore reports whether the claim's last attempt was refused and
-// deciding again from the caches refuses it the same way: another attempt
-// would only repeat its events.
-func (p *Provisioner) refusedAsBefore(ctx context.Context, claim *v1.PersistentVolumeClaim) bool {
+// holdBack reports whether an attempt for the claim would only repeat its
+// last refusal's events, or tell a changed refusal sooner than refusals
+// paces it; in that case the claim is re-queued for when it may be told.
+// A claim that can be provisioned now is never held back.
+func (p *Provisioner) holdBack(ctx context.Context, claim *v1.PersistentVolumeClaim) bool {
 	last, ok := p.refusals.get(claim.UID)
 	if !ok || !p.requeuedOnChange(last) {
 		return false
 	}
-	if _, verdict, err := p.policy.Decide(claim, last.className); err != nil || !last.repeats(verdict) {
+	_, verdict, err := p.policy.Decide(claim, last.className)
+	logger := klog.FromContext(ctx).WithValues("pvc", klog.KObj(claim), "reason", verdict.Reason)
+	switch {
+	case err != nil || verdict.Action != claimsource.Refuse:
+		return false
+	case last.repeats(verdict):
+		logger.V(4).Info("Refusal unchanged, not attempting again until the source changes")
+		return true
+	}
+	wait := last.nextAt().Sub(p.now())
+	if wait <= 0 {
 		return false
 	}
-	klog.FromContext(ctx).V(4).Info("Refusal unchanged, not attempting again until the source changes", "pvc", klog.KObj(claim), "reason", last.reason)
+	logger.V(4).Info("Refusal changed, telling the claim later", "after", wait)
+	if p.requeueAfter != nil {
+		p.requeueAfter(claim, wait)
+	}
 	return true
 }
 

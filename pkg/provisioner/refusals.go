@@ -3,6 +3,7 @@ package provisioner
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -10,32 +11,54 @@ import (
 )
 
 // refusals remembers, per claim, the refusal its last attempt ended with,
-// so that ShouldProvision can skip an attempt whose refusal would be the
-// same. Every attempt costs the claim two events from the controller
+// so that ShouldProvision can hold back attempts that would only repeat
+// events. Every attempt costs the claim two events from the controller
 // library (Provisioning, then ProvisioningFailed), and a claim waiting for
 // a grant or a snapshot is re-queued by every change of the grants of the
-// snapshot's namespace and of the snapshot (package requeue): under churn
-// those repeats fill the event client's rate limit and client-go's per-object
-// spam filter, and the event that says why a claim waits then arrives
-// minutes late or not at all. The decision itself is never skipped: it is
-// made again from the caches, and only an identical refusal is not
-// announced again.
+// snapshot's namespace and of the snapshot (package requeue). Under churn
+// those events outran the events client's rate limit and client-go's
+// per-object spam filter (25 events, then one per 5 minutes), and a claim's
+// newest refusal arrived minutes late or never (the soak of
+// docs/reliability.md). So:
+//
+//   - an unchanged refusal is not attempted again;
+//   - a changed one is attempted (and told) at once the first time, then
+//     after an interval that doubles from refusalPacingStart up to
+//     refusalPacingMax, the newest refusal winning: a claim whose refusal
+//     flaps (a grant created and deleted over and over, each changing the
+//     refusal of a claim whose snapshot is gone) stays within the spam
+//     filter's budget, and is always told its newest refusal in the end;
+//   - a claim that can be provisioned is attempted at once.
+//
+// The decision itself is never held back: it is made again from the
+// caches every time the claim is re-queued.
 type refusals struct {
 	mu   sync.Mutex
 	last map[types.UID]refusal
 }
 
-// refusal is what a claim was last told, and the StorageClass it was
+// The pacing of changed refusals: an interval that doubles per refusal
+// told, from refusalPacingStart up to refusalPacingMax, the rate at which
+// client-go's spam filter refills (one event per object per 5 minutes).
+const (
+	refusalPacingStart = 10 * time.Second
+	refusalPacingMax   = 5 * time.Minute
+)
+
+// refusal is what a claim was last told, when, and the StorageClass it was
 // decided for.
 type refusal struct {
 	className       string
 	reason, message string
+	// told is when the claim was told; count how many refusals it was told.
+	told  time.Time
+	count int
 }
 
-// note remembers the refusal err is, for a claim provisioned with the
-// StorageClass className, or forgets the claim's refusal when err is not a
-// refusal that waits for a change of the claim's source objects.
-func (r *refusals) note(uid types.UID, className string, err error) {
+// note remembers the refusal err is, told at now, for a claim provisioned
+// with the StorageClass className, or forgets the claim's refusal when err
+// is not a refusal that waits for a change of the claim's source objects.
+func (r *refusals) note(uid types.UID, className string, err error, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var refused *RefusedError
@@ -46,7 +69,8 @@ func (r *refusals) note(uid types.UID, className string, err error) {
 	if r.last == nil {
 		r.last = map[types.UID]refusal{}
 	}
-	r.last[uid] = refusal{className: className, reason: refused.Reason, message: refused.Message}
+	r.last[uid] = refusal{className: className, reason: refused.Reason, message: refused.Message,
+		told: now, count: r.last[uid].count + 1}
 }
 
 // get returns the refusal the claim's last attempt ended with.
@@ -66,6 +90,19 @@ func (r *refusals) forget(uid types.UID) {
 // repeats reports whether verdict is the same refusal.
 func (r refusal) repeats(verdict claimsource.Verdict) bool {
 	return verdict.Action == claimsource.Refuse && string(verdict.Reason) == r.reason && verdict.Message == r.message
+}
+
+// nextAt is when the claim may be told another refusal: at once after its
+// first, then after an interval doubling from refusalPacingStart up to
+// refusalPacingMax.
+func (r refusal) nextAt() time.Time {
+	switch {
+	case r.count <= 1:
+		return r.told
+	case r.count-2 < 6: // 10 s << 5 is past the maximum already
+		return r.told.Add(min(refusalPacingStart<<(r.count-2), refusalPacingMax))
+	}
+	return r.told.Add(refusalPacingMax)
 }
 
 // waitsForSource reports whether a claim refused for reason can be

@@ -2,7 +2,9 @@ package provisioner
 
 import (
 	"errors"
+	"slices"
 	"testing"
+	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 
@@ -39,7 +41,7 @@ func TestRefusalsKeptOnlyWhileAChangeRequeuesTheClaim(t *testing.T) {
 		{claimsource.ReasonSourceClaimUnreadable, false, false},
 	} {
 		p := &Provisioner{policy: claimsource.Policy{Snapshots: snapshotsByGET(tc.byGET)}}
-		p.refusals.note("uid", "fast", &RefusedError{Reason: string(tc.reason), Message: "m"})
+		p.refusals.note("uid", "fast", &RefusedError{Reason: string(tc.reason), Message: "m"}, time.Time{})
 		last, noted := p.refusals.get("uid")
 		if skipped := noted && p.requeuedOnChange(last); skipped != tc.skipped {
 			t.Errorf("%s (read with GETs: %v): repeated silently = %v, want %v", tc.reason, tc.byGET, skipped, tc.skipped)
@@ -47,9 +49,31 @@ func TestRefusalsKeptOnlyWhileAChangeRequeuesTheClaim(t *testing.T) {
 	}
 
 	var r refusals
-	r.note("uid", "fast", &RefusedError{Reason: string(claimsource.ReasonGrantMissing)})
-	r.note("uid", "fast", errors.New("CSI CreateVolume: unavailable"))
+	r.note("uid", "fast", &RefusedError{Reason: string(claimsource.ReasonGrantMissing)}, time.Time{})
+	r.note("uid", "fast", errors.New("CSI CreateVolume: unavailable"), time.Time{})
 	if _, ok := r.get("uid"); ok {
 		t.Error("an attempt that ends otherwise than refused still counts as refused")
+	}
+}
+
+// TestChangedRefusalsArePaced: the first change of a claim's refusal is
+// told at once, later ones after an interval doubling from 10 s to 5 min,
+// which keeps a claim whose refusal flaps within client-go's per-object
+// spam filter (25 events, then one per 5 minutes).
+func TestChangedRefusalsArePaced(t *testing.T) {
+	var r refusals
+	start := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	var waits []time.Duration
+	now := start
+	for range 9 {
+		r.note("uid", "fast", &RefusedError{Reason: string(claimsource.ReasonGrantMissing)}, now)
+		last, _ := r.get("uid")
+		waits = append(waits, last.nextAt().Sub(now))
+		now = last.nextAt()
+	}
+	want := []time.Duration{0, 10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second,
+		5 * time.Minute, 5 * time.Minute, 5 * time.Minute}
+	if !slices.Equal(waits, want) {
+		t.Errorf("intervals between refusals told = %v, want %v", waits, want)
 	}
 }

@@ -152,6 +152,21 @@ func (c *Claims) Requeue(key string) int {
 	return len(claims)
 }
 
+// RequeueAfter re-queues the claim after d, with the informer's copy of it
+// then; nothing happens when the claim is gone by then.
+func (c *Claims) RequeueAfter(claim *v1.PersistentVolumeClaim, d time.Duration) {
+	key, err := cache.MetaNamespaceKeyFunc(claim)
+	if err != nil {
+		return
+	}
+	time.AfterFunc(d, func() {
+		obj, exists, err := c.GetIndexer().GetByKey(key)
+		if current, ok := obj.(*v1.PersistentVolumeClaim); ok && exists && err == nil && current.UID == claim.UID {
+			c.requeue([]*v1.PersistentVolumeClaim{current})
+		}
+	})
+}
+
 // requeue hands the claims to the registered handlers as updates.
 func (c *Claims) requeue(claims []*v1.PersistentVolumeClaim) {
 	c.mu.RLock()

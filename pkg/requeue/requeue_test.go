@@ -5,11 +5,13 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
@@ -251,5 +253,20 @@ func TestCrossNamespaceClonesAreRequeuedByTheirGrantsAndSource(t *testing.T) {
 		if got := rec.take(); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
 		}
+	}
+}
+
+// TestRequeueAfterQueuesTheClaimLater: a claim whose changed refusal is
+// told later is queued then, as the informer holds it at that time.
+func TestRequeueAfterQueuesTheClaimLater(t *testing.T) {
+	claims, rec := startClaims(t, claim("paced", "", snapshotRef("prod", "snap")))
+	obj, _, _ := claims.GetIndexer().GetByKey("test/paced")
+	claims.RequeueAfter(obj.(*v1.PersistentVolumeClaim), 10*time.Millisecond)
+	var got []string
+	if err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		got = append(got, rec.take()...)
+		return len(got) > 0, nil
+	}); err != nil || !slices.Equal(got, []string{"paced"}) {
+		t.Errorf("queued %v (%v), want [paced]", got, err)
 	}
 }

@@ -192,6 +192,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		Nodes: nodes, CSINodes: csiNodes,
 		Classes: factory.Storage().V1().StorageClasses().Lister(), AttributesClasses: storage.attributesClassGetter(), Attachments: storage.attachmentLister(), Policy: policy,
 		Protector: protector, InFlight: attempts, Recorder: recorder, Metrics: cfg.metrics, Options: opts.Volume,
+		RequeueAfter: claims.RequeueAfter,
 	})
 
 	// Event wiring: waiting claims are re-queued by what they wait for, and
