@@ -96,13 +96,14 @@ func (r refusal) repeats(verdict claimsource.Verdict) bool {
 // first, then after an interval doubling from refusalPacingStart up to
 // refusalPacingMax.
 func (r refusal) nextAt() time.Time {
-	switch {
-	case r.count <= 1:
+	if r.count <= 1 {
 		return r.told
-	case r.count-2 < 6: // 10 s << 5 is past the maximum already
-		return r.told.Add(min(refusalPacingStart<<(r.count-2), refusalPacingMax))
 	}
-	return r.told.Add(refusalPacingMax)
+	interval := refusalPacingStart
+	for told := 2; told < r.count && interval < refusalPacingMax; told++ {
+		interval *= 2
+	}
+	return r.told.Add(min(interval, refusalPacingMax))
 }
 
 // waitsForSource reports whether a claim refused for reason can be
