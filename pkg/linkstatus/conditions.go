@@ -3,6 +3,12 @@
 // ReferenceGrant lets the link use it (Allowed), so `kubectl get
 // volumesnapshotlinks` shows at a glance why a restore waits.
 //
+// A link tells only what it may use: across namespaces, until a grant
+// allows the link, Resolved is Unknown whatever the snapshot's state, so
+// that links are no oracle for the snapshots of a namespace that did not
+// allow them (issue 21; the claim path refuses such a claim before it
+// looks at the snapshot, too).
+//
 // Conditions is pure; the Controller writes the status subresource when a
 // link, its snapshot or a grant in the snapshot's namespace changes, and
 // only when a condition's status, reason or message changed.
@@ -15,6 +21,7 @@ import (
 
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
 
@@ -23,7 +30,9 @@ type Input struct {
 	// Link is the VolumeSnapshotLink.
 	Link *snapv1alpha1.VolumeSnapshotLink
 	// Snapshot is the VolumeSnapshot it names, nil when absent;
-	// SnapshotUnreadable says why the snapshot cache cannot be read.
+	// SnapshotUnreadable says why the snapshot cache cannot be read. Both
+	// are read only when the link may use the snapshot (it is in the
+	// link's namespace, or Grant allows it).
 	Snapshot           *snapv1.VolumeSnapshot
 	SnapshotUnreadable error
 	// Grant is the decision for the link's reference; read only when the
@@ -32,9 +41,15 @@ type Input struct {
 }
 
 // Conditions returns the link's Resolved and Allowed conditions (without
-// transition times, which meta.SetStatusCondition keeps).
+// transition times, which meta.SetStatusCondition keeps). A link that may
+// not use its snapshot (Allowed is not True) gets a Resolved that is the
+// same whatever the snapshot's state: Unknown, with Allowed's reason.
 func Conditions(in Input) []metav1.Condition {
 	target := claimsource.LinkTarget(in.Link)
+	allowed := allowedCondition(in, target)
+	if allowed.Status != metav1.ConditionTrue {
+		return []metav1.Condition{withheld(target, claimsource.Reason(allowed.Reason)), allowed}
+	}
 	resolved := condition(snapv1alpha1.ConditionResolved, metav1.ConditionTrue, claimsource.ReasonSnapshotFound, target.String()+" exists")
 	switch {
 	case in.SnapshotUnreadable != nil:
@@ -44,18 +59,34 @@ func Conditions(in Input) []metav1.Condition {
 		resolved = condition(snapv1alpha1.ConditionResolved, metav1.ConditionFalse, claimsource.ReasonSnapshotNotFound,
 			target.String()+" does not exist")
 	}
-	allowed := condition(snapv1alpha1.ConditionAllowed, metav1.ConditionTrue, claimsource.ReasonSameNamespace,
-		target.String()+" is in the link's namespace; no ReferenceGrant is needed")
+	return []metav1.Condition{resolved, allowed}
+}
+
+// allowedCondition is the link's Allowed condition: True in the
+// snapshot's namespace or with a grant, False without one, Unknown when
+// the grants cannot be checked.
+func allowedCondition(in Input, target datasource.Source) metav1.Condition {
 	switch {
 	case target.Namespace == in.Link.Namespace:
+		return condition(snapv1alpha1.ConditionAllowed, metav1.ConditionTrue, claimsource.ReasonSameNamespace,
+			target.String()+" is in the link's namespace; no ReferenceGrant is needed")
 	case in.Grant.Reason == referencegrant.ReasonUnavailable:
-		allowed = condition(snapv1alpha1.ConditionAllowed, metav1.ConditionUnknown, claimsource.ReasonGrantUnavailable, in.Grant.Message)
+		return condition(snapv1alpha1.ConditionAllowed, metav1.ConditionUnknown, claimsource.ReasonGrantUnavailable, in.Grant.Message)
 	case !in.Grant.Allowed:
-		allowed = condition(snapv1alpha1.ConditionAllowed, metav1.ConditionFalse, claimsource.ReasonGrantMissing, in.Grant.Message)
-	default:
-		allowed = condition(snapv1alpha1.ConditionAllowed, metav1.ConditionTrue, claimsource.ReasonGranted, in.Grant.Message)
+		return condition(snapv1alpha1.ConditionAllowed, metav1.ConditionFalse, claimsource.ReasonGrantMissing, in.Grant.Message)
 	}
-	return []metav1.Condition{resolved, allowed}
+	return condition(snapv1alpha1.ConditionAllowed, metav1.ConditionTrue, claimsource.ReasonGranted, in.Grant.Message)
+}
+
+// withheld is the Resolved condition of a link that may not use target:
+// it names nothing but what the link's own spec says.
+func withheld(target datasource.Source, reason claimsource.Reason) metav1.Condition {
+	message := "whether " + target.String() + " exists is not shown until a ReferenceGrant in namespace " +
+		target.Namespace + " allows the link to use it (see the Allowed condition)"
+	if reason == claimsource.ReasonGrantUnavailable {
+		message = "whether " + target.String() + " exists is not shown while ReferenceGrants cannot be checked (see the Allowed condition)"
+	}
+	return condition(snapv1alpha1.ConditionResolved, metav1.ConditionUnknown, reason, message)
 }
 
 func condition(kind string, status metav1.ConditionStatus, reason claimsource.Reason, message string) metav1.Condition {

@@ -68,7 +68,8 @@ func (c *Controller) LinkHandler() cache.ResourceEventHandler {
 }
 
 // SnapshotHandler queues the links of a snapshot that is added or deleted
-// (the only changes Resolved depends on).
+// (the only changes Resolved depends on). A link that may not use the
+// snapshot is synced too, and its status stays as it was.
 func (c *Controller) SnapshotHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc:    c.enqueueLinksTo,
@@ -153,9 +154,11 @@ func (c *Controller) sync(ctx context.Context, key types.NamespacedName) error {
 	}
 	in := Input{Link: link}
 	target := claimsource.LinkTarget(link)
-	in.Snapshot, in.SnapshotUnreadable = c.cfg.Snapshots.GetSnapshot(target.Namespace, target.Name)
 	if target.Namespace != link.Namespace {
 		in.Grant = c.cfg.Grants.Check(referencegrant.LinkReference(link.Namespace, target.Namespace, target.Name))
+	}
+	if target.Namespace == link.Namespace || in.Grant.Allowed {
+		in.Snapshot, in.SnapshotUnreadable = c.cfg.Snapshots.GetSnapshot(target.Namespace, target.Name)
 	}
 	want := Conditions(in)
 	if !changed(link, want) {

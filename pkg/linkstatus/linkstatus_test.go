@@ -15,6 +15,7 @@ import (
 
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
@@ -31,7 +32,20 @@ var (
 	granted    = referencegrant.Decision{Allowed: true, Reason: referencegrant.ReasonAllowed, Message: "allowed by ReferenceGrant prod/bar"}
 	notGranted = referencegrant.Decision{Reason: referencegrant.ReasonNotGranted, Message: "no ReferenceGrant in namespace prod allows it"}
 	cannotTell = referencegrant.Decision{Reason: referencegrant.ReasonUnavailable, Message: "cannot check"}
+	// otherSnapshotOnly is the decision for the link when the only grant
+	// in prod allows links from test to use another snapshot.
+	otherSnapshotOnly = referencegrant.Decide([]referencegrant.Grant{grantFor("other-backup")},
+		referencegrant.LinkReference("test", "prod", "foo-backup"))
+	local = &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: "foo-backup", Namespace: "test"}}
 )
+
+// grantFor is a ReferenceGrant in prod that allows links in test to use
+// the snapshot name.
+func grantFor(name string) referencegrant.Grant {
+	return referencegrant.Grant{Namespace: "prod", Name: "links",
+		From: []referencegrant.From{{Group: datasource.SnapshotGroup, Kind: datasource.LinkKind, Namespace: "test"}},
+		To:   []referencegrant.To{{Group: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Name: name}}}
+}
 
 func TestConditions(t *testing.T) {
 	type want struct {
@@ -45,16 +59,22 @@ func TestConditions(t *testing.T) {
 	}{
 		{"a granted link to an existing snapshot", Input{Link: link("prod"), Snapshot: snapshot, Grant: granted},
 			want{metav1.ConditionTrue, claimsource.ReasonSnapshotFound}, want{metav1.ConditionTrue, claimsource.ReasonGranted}},
-		{"a link without grant", Input{Link: link("prod"), Snapshot: snapshot, Grant: notGranted},
-			want{metav1.ConditionTrue, claimsource.ReasonSnapshotFound}, want{metav1.ConditionFalse, claimsource.ReasonGrantMissing}},
-		{"a link whose grants cannot be read", Input{Link: link("prod"), Snapshot: snapshot, Grant: cannotTell},
-			want{metav1.ConditionTrue, claimsource.ReasonSnapshotFound}, want{metav1.ConditionUnknown, claimsource.ReasonGrantUnavailable}},
-		{"a link to a missing snapshot", Input{Link: link("prod"), Grant: granted},
+		{"a link without grant says nothing about an existing snapshot", Input{Link: link("prod"), Snapshot: snapshot, Grant: notGranted},
+			want{metav1.ConditionUnknown, claimsource.ReasonGrantMissing}, want{metav1.ConditionFalse, claimsource.ReasonGrantMissing}},
+		{"a link without grant says nothing about a missing snapshot", Input{Link: link("prod"), Grant: notGranted},
+			want{metav1.ConditionUnknown, claimsource.ReasonGrantMissing}, want{metav1.ConditionFalse, claimsource.ReasonGrantMissing}},
+		{"a link whose grant allows another snapshot only says nothing about this one", Input{Link: link("prod"), Snapshot: snapshot, Grant: otherSnapshotOnly},
+			want{metav1.ConditionUnknown, claimsource.ReasonGrantMissing}, want{metav1.ConditionFalse, claimsource.ReasonGrantMissing}},
+		{"a link whose grants cannot be read says nothing about the snapshot", Input{Link: link("prod"), Snapshot: snapshot, Grant: cannotTell},
+			want{metav1.ConditionUnknown, claimsource.ReasonGrantUnavailable}, want{metav1.ConditionUnknown, claimsource.ReasonGrantUnavailable}},
+		{"a granted link to a missing snapshot", Input{Link: link("prod"), Grant: granted},
 			want{metav1.ConditionFalse, claimsource.ReasonSnapshotNotFound}, want{metav1.ConditionTrue, claimsource.ReasonGranted}},
-		{"a link whose snapshots cannot be read", Input{Link: link("prod"), SnapshotUnreadable: errors.New("not served"), Grant: granted},
+		{"a granted link whose snapshots cannot be read", Input{Link: link("prod"), SnapshotUnreadable: errors.New("not served"), Grant: granted},
 			want{metav1.ConditionUnknown, claimsource.ReasonSnapshotAPIUnavailable}, want{metav1.ConditionTrue, claimsource.ReasonGranted}},
 		{"a link in the snapshot's namespace needs no grant", Input{Link: link(""), Grant: notGranted},
 			want{metav1.ConditionFalse, claimsource.ReasonSnapshotNotFound}, want{metav1.ConditionTrue, claimsource.ReasonSameNamespace}},
+		{"a link in the snapshot's namespace sees its snapshot", Input{Link: link(""), Snapshot: local},
+			want{metav1.ConditionTrue, claimsource.ReasonSnapshotFound}, want{metav1.ConditionTrue, claimsource.ReasonSameNamespace}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,26 +145,53 @@ func statusWrites(client *fake.Clientset) []*snapv1alpha1.VolumeSnapshotLink {
 	return out
 }
 
-func TestControllerWritesOnlyChanges(t *testing.T) {
-	ctx := context.Background()
+// harness runs a Controller on a world with one link, test/foo-link to
+// prod/foo-backup, syncing what its handlers queue as the informer would
+// see the link after each write.
+type harness struct {
+	t      *testing.T
+	w      *world
+	c      *Controller
+	client *fake.Clientset
+}
+
+func newHarness(t *testing.T, grant referencegrant.Decision, snaps ...*snapv1.VolumeSnapshot) *harness {
 	l := link("prod")
+	w := &world{links: map[string]*snapv1alpha1.VolumeSnapshotLink{"test/foo-link": l}, snaps: map[string]*snapv1.VolumeSnapshot{}, grant: grant}
+	for _, s := range snaps {
+		w.snaps[s.Namespace+"/"+s.Name] = s
+	}
 	client := fake.NewSimpleClientset(l)
-	w := &world{links: map[string]*snapv1alpha1.VolumeSnapshotLink{"test/foo-link": l}, snaps: map[string]*snapv1.VolumeSnapshot{}, grant: notGranted}
-	c := New(Config{Client: client, Links: w, Snapshots: w, Grants: w})
-	key := types.NamespacedName{Namespace: "test", Name: "foo-link"}
-	// sync as the informer would see the link after each write.
-	sync := func() {
-		t.Helper()
-		if err := c.sync(ctx, key); err != nil {
-			t.Fatal(err)
+	h := &harness{t: t, w: w, c: New(Config{Client: client, Links: w, Snapshots: w, Grants: w}), client: client}
+	t.Cleanup(h.c.queue.ShutDown)
+	h.c.enqueueLink(l)
+	h.drain()
+	return h
+}
+
+// drain syncs the queued links.
+func (h *harness) drain() {
+	h.t.Helper()
+	for h.c.queue.Len() > 0 {
+		key, _ := h.c.queue.Get()
+		if err := h.c.sync(context.Background(), key); err != nil {
+			h.t.Fatal(err)
 		}
-		if writes := statusWrites(client); len(writes) > 0 {
-			w.links["test/foo-link"] = writes[len(writes)-1]
+		h.c.queue.Done(key)
+		if writes := statusWrites(h.client); len(writes) > 0 {
+			h.w.links["test/foo-link"] = writes[len(writes)-1]
 		}
 	}
+}
 
-	sync()
-	writes := statusWrites(client)
+// resolved is the link's Resolved condition as last written.
+func (h *harness) resolved() *metav1.Condition {
+	return meta.FindStatusCondition(h.w.links["test/foo-link"].Status.Conditions, snapv1alpha1.ConditionResolved)
+}
+
+func TestControllerWritesOnlyChanges(t *testing.T) {
+	h := newHarness(t, notGranted)
+	writes := statusWrites(h.client)
 	if len(writes) != 1 {
 		t.Fatalf("first sync wrote %d statuses, want 1", len(writes))
 	}
@@ -155,22 +202,23 @@ func TestControllerWritesOnlyChanges(t *testing.T) {
 		t.Errorf("observedGeneration = %d, want 1", writes[0].Status.ObservedGeneration)
 	}
 
-	sync()
-	if n := len(statusWrites(client)); n != 1 {
+	h.c.enqueueLink(h.w.links["test/foo-link"])
+	h.drain()
+	if n := len(statusWrites(h.client)); n != 1 {
 		t.Errorf("a sync without change wrote again: %d writes", n)
 	}
 
-	w.grant, w.snaps["prod/foo-backup"] = granted, snapshot
-	c.GrantsChanged("prod")
-	if c.queue.Len() != 1 {
-		t.Fatalf("GrantsChanged(prod) queued %d links, want 1", c.queue.Len())
+	h.w.grant, h.w.snaps["prod/foo-backup"] = granted, snapshot
+	h.c.GrantsChanged("prod")
+	if h.c.queue.Len() != 1 {
+		t.Fatalf("GrantsChanged(prod) queued %d links, want 1", h.c.queue.Len())
 	}
-	c.GrantsChanged("staging")
-	if c.queue.Len() != 1 {
+	h.c.GrantsChanged("staging")
+	if h.c.queue.Len() != 1 {
 		t.Errorf("GrantsChanged(staging) queued a link that does not cross into staging")
 	}
-	sync()
-	writes = statusWrites(client)
+	h.drain()
+	writes = statusWrites(h.client)
 	last := writes[len(writes)-1]
 	for _, kind := range []string{snapv1alpha1.ConditionResolved, snapv1alpha1.ConditionAllowed} {
 		if got := meta.FindStatusCondition(last.Status.Conditions, kind); got == nil || got.Status != metav1.ConditionTrue {

@@ -109,7 +109,8 @@ func (l linkTest) story1(t *testing.T) {
 
 // withoutGrant: a link to another namespace's snapshot without a grant
 // there provisions nothing; the claim's event and the link's Allowed
-// condition name the grant that is missing.
+// condition name the grant that is missing, and its Resolved condition
+// does not say whether the snapshot exists (issue 21).
 func (l linkTest) withoutGrant(t *testing.T) {
 	class := storageClass(t, "link-nogrant", localenv.LocalDriver)
 	prod, test := namespace(t, "prod"), namespace(t, "test")
@@ -123,6 +124,9 @@ func (l linkTest) withoutGrant(t *testing.T) {
 	cond := l.waitCondition(t, test, "foo-link", snapv1alpha1.ConditionAllowed, metav1.ConditionFalse)
 	if cond.Reason != "ReferenceGrantMissing" {
 		t.Errorf("Allowed condition reason = %q, want ReferenceGrantMissing", cond.Reason)
+	}
+	if cond := l.waitCondition(t, test, "foo-link", snapv1alpha1.ConditionResolved, metav1.ConditionUnknown); cond.Reason != "ReferenceGrantMissing" {
+		t.Errorf("Resolved condition reason = %q, want ReferenceGrantMissing", cond.Reason)
 	}
 	staysPending(t, test, "refused")
 }

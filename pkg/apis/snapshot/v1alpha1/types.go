@@ -16,7 +16,10 @@ const Kind = "VolumeSnapshotLink"
 const (
 	// ConditionResolved is True when the VolumeSnapshot that spec.source
 	// names exists, and False when it does not (the reason says what is
-	// missing).
+	// missing). For a VolumeSnapshot in another namespace it is Unknown
+	// until a ReferenceGrant allows the link (reason ReferenceGrantMissing
+	// or ReferenceGrantUnavailable): a link does not tell whether a
+	// snapshot it may not use exists.
 	ConditionResolved = "Resolved"
 	// ConditionAllowed is True when the link's namespace may use the
 	// source VolumeSnapshot: a VolumeSnapshot in another namespace needs a
