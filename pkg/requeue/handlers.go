@@ -14,62 +14,48 @@ import (
 // SnapshotHandler re-queues the claims restoring a snapshot when the
 // snapshot appears, is deleted, or its status or deletion changes.
 func (c *Claims) SnapshotHandler() cache.ResourceEventHandler {
-	requeue := func(obj any) {
-		if s, ok := unwrap(obj).(*snapv1.VolumeSnapshot); ok {
-			c.requeueSnapshot(s.Namespace, s.Name)
-		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    requeue,
-		DeleteFunc: requeue,
-		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*snapv1.VolumeSnapshot)
-			n, ok2 := newObj.(*snapv1.VolumeSnapshot)
-			if ok1 && ok2 && reflect.DeepEqual(o.Status, n.Status) && o.DeletionTimestamp.Equal(n.DeletionTimestamp) {
-				return // e.g. our own finalizer: nothing a waiting claim cares about
-			}
-			requeue(newObj)
-		},
-	}
+	return onChange(func(s *snapv1.VolumeSnapshot) { c.requeueSnapshot(s.Namespace, s.Name) },
+		func(o, n *snapv1.VolumeSnapshot) bool {
+			// e.g. our own finalizer: nothing a waiting claim cares about
+			return reflect.DeepEqual(o.Status, n.Status) && o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+		})
 }
 
 // ContentHandler re-queues the claims restoring the snapshot a content is
 // bound to when the content changes (ready, handle, driver, annotations).
 func (c *Claims) ContentHandler() cache.ResourceEventHandler {
-	requeue := func(obj any) {
-		if content, ok := unwrap(obj).(*snapv1.VolumeSnapshotContent); ok {
-			ref := content.Spec.VolumeSnapshotRef
-			c.requeueSnapshot(ref.Namespace, ref.Name)
-		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    requeue,
-		DeleteFunc: requeue,
-		UpdateFunc: func(_, newObj any) { requeue(newObj) },
-	}
+	return onChange(func(content *snapv1.VolumeSnapshotContent) {
+		ref := content.Spec.VolumeSnapshotRef
+		c.requeueSnapshot(ref.Namespace, ref.Name)
+	}, func(_, _ *snapv1.VolumeSnapshotContent) bool { return false })
 }
 
 // CloneSourceHandler re-queues the claims cloning a claim when that claim
 // changes, e.g. when it becomes bound. Register it on the PVC informer.
 func (c *Claims) CloneSourceHandler() cache.ResourceEventHandler {
-	requeue := func(obj any) {
-		if claim, ok := unwrap(obj).(*v1.PersistentVolumeClaim); ok {
-			c.Requeue(SourceKey(datasource.Source{Kind: datasource.ClaimKind, Namespace: claim.Namespace, Name: claim.Name}))
+	return onChange(func(claim *v1.PersistentVolumeClaim) { c.requeueClones(claim.Namespace, claim.Name) },
+		func(o, n *v1.PersistentVolumeClaim) bool {
+			return o.Status.Phase == n.Status.Phase && o.Spec.VolumeName == n.Spec.VolumeName &&
+				o.DeletionTimestamp.Equal(n.DeletionTimestamp)
+		})
+}
+
+// CloneSourceVolumeHandler re-queues the claims cloning a claim when the PV
+// whose claimRef names that claim appears, goes, or changes its spec or
+// phase. A clone is decided on the source claim and its PV, read from two
+// caches that are not in step: a clone decided between the claim's Bound
+// update and its PV's is refused as not bound yet, and that unchanged
+// refusal is not attempted again (pkg/provisioner), so only the PV's event
+// can end the wait before the informers' resync (issue 21, defect 8).
+// Register it on the PV informer.
+func (c *Claims) CloneSourceVolumeHandler() cache.ResourceEventHandler {
+	return onChange(func(pv *v1.PersistentVolume) {
+		if ref := pv.Spec.ClaimRef; ref != nil {
+			c.requeueClones(ref.Namespace, ref.Name)
 		}
-	}
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    requeue,
-		DeleteFunc: requeue,
-		UpdateFunc: func(oldObj, newObj any) {
-			o, ok1 := oldObj.(*v1.PersistentVolumeClaim)
-			n, ok2 := newObj.(*v1.PersistentVolumeClaim)
-			if ok1 && ok2 && o.Status.Phase == n.Status.Phase && o.Spec.VolumeName == n.Spec.VolumeName &&
-				o.DeletionTimestamp.Equal(n.DeletionTimestamp) {
-				return
-			}
-			requeue(newObj)
-		},
-	}
+	}, func(o, n *v1.PersistentVolume) bool {
+		return o.Status.Phase == n.Status.Phase && reflect.DeepEqual(o.Spec, n.Spec) // e.g. a finalizer
+	})
 }
 
 // LinkHandler re-queues the claims restoring through a VolumeSnapshotLink
@@ -77,15 +63,36 @@ func (c *Claims) CloneSourceHandler() cache.ResourceEventHandler {
 // (the sidecar's own status write, a label) changes nothing a claim waits
 // for. Register it on the link informer.
 func (c *Claims) LinkHandler() cache.ResourceEventHandler {
-	requeue := func(obj any) {
-		if l, ok := unwrap(obj).(*snapv1alpha1.VolumeSnapshotLink); ok {
-			c.Requeue(LinkKey(l.Namespace, l.Name))
+	return onChange(func(l *snapv1alpha1.VolumeSnapshotLink) { c.Requeue(LinkKey(l.Namespace, l.Name)) },
+		func(_, _ *snapv1alpha1.VolumeSnapshotLink) bool { return true })
+}
+
+// onChange is an event handler that calls requeue with the object of every
+// add, delete (a tombstone's last state) and update, but for an update
+// that unchanged says changed nothing a waiting claim reads.
+func onChange[T any](requeue func(T), unchanged func(o, n T) bool) cache.ResourceEventHandler {
+	call := func(obj any) {
+		if t, ok := unwrap(obj).(T); ok {
+			requeue(t)
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    requeue,
-		DeleteFunc: requeue,
+		AddFunc:    call,
+		DeleteFunc: call,
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := oldObj.(T)
+			n, ok2 := newObj.(T)
+			if ok1 && ok2 && unchanged(o, n) {
+				return
+			}
+			call(newObj)
+		},
 	}
+}
+
+// requeueClones re-queues the claims cloning the claim namespace/name.
+func (c *Claims) requeueClones(namespace, name string) int {
+	return c.Requeue(SourceKey(datasource.Source{Kind: datasource.ClaimKind, Namespace: namespace, Name: name}))
 }
 
 // requeueSnapshot re-queues the claims restoring the snapshot, directly or

@@ -270,3 +270,47 @@ func TestRequeueAfterQueuesTheClaimLater(t *testing.T) {
 		t.Errorf("queued %v (%v), want [paced]", got, err)
 	}
 }
+
+// TestClonesAreRequeuedByTheirSourceVolume: the PV bound to a source claim
+// re-queues the claim's clones when it appears, goes, or changes what the
+// clone decision reads, so that a clone refused while the PV cache was
+// behind the claim cache does not wait for the resync (issue 21, defect 8).
+func TestClonesAreRequeuedByTheirSourceVolume(t *testing.T) {
+	claims, rec := startClaims(t,
+		claim("cross", "", cloneRef("prod", "src")),
+		claim("local", "", cloneRef("", "src")),
+		claim("bound", "pv-1", cloneRef("prod", "src")),
+	)
+	h := claims.CloneSourceVolumeHandler()
+	volume := func(ns, claim string, phase v1.PersistentVolumePhase) *v1.PersistentVolume {
+		pv := &v1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: "pv-src"}, Status: v1.PersistentVolumeStatus{Phase: phase}}
+		if claim != "" {
+			pv.Spec.ClaimRef = &v1.ObjectReference{Namespace: ns, Name: claim, UID: types.UID("uid-" + claim)}
+		}
+		return pv
+	}
+	bound, pending := volume("prod", "src", v1.VolumeBound), volume("prod", "src", v1.VolumePending)
+	labelled := bound.DeepCopy()
+	labelled.Labels = map[string]string{"a": "b"}
+	tests := []struct {
+		name  string
+		event func()
+		want  []string
+	}{
+		{"the source's volume appears", func() { h.OnAdd(bound, false) }, []string{"cross"}},
+		{"a volume of another claim appears", func() { h.OnAdd(volume("prod", "other", v1.VolumeBound), false) }, nil},
+		{"a volume bound to no claim appears", func() { h.OnAdd(volume("", "", v1.VolumeAvailable), false) }, nil},
+		{"the source's volume becomes Bound", func() { h.OnUpdate(pending, bound) }, []string{"cross"}},
+		{"a volume gets bound to the source", func() { h.OnUpdate(volume("", "", v1.VolumeAvailable), bound) }, []string{"cross"}},
+		{"the source's volume is bound to another claim",
+			func() { h.OnUpdate(bound, volume("test", "src", v1.VolumeBound)) }, []string{"local"}},
+		{"the source's volume is resynced or labelled", func() { h.OnUpdate(bound, bound); h.OnUpdate(bound, labelled) }, nil},
+		{"the source's volume is deleted", func() { h.OnDelete(cache.DeletedFinalStateUnknown{Obj: bound}) }, []string{"cross"}},
+	}
+	for _, tt := range tests {
+		tt.event()
+		if got := rec.take(); !slices.Equal(got, tt.want) {
+			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

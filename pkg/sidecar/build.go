@@ -206,8 +206,10 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 			return nil, nil, err
 		}
 	}
-	if _, err := f.volumes.AddEventHandler(protector.VolumeHandler()); err != nil {
-		return nil, nil, err
+	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceVolumeHandler(), protector.VolumeHandler()} {
+		if _, err := f.volumes.AddEventHandler(h); err != nil {
+			return nil, nil, err
+		}
 	}
 	node, err := newNodeDeployment(cfg, f)
 	if err != nil {

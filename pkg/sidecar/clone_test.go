@@ -46,22 +46,77 @@ func TestCloneOfAnUnboundClaimWaitsForItsBinding(t *testing.T) {
 
 	// The source gets bound; with the one-hour backoff only that event can
 	// re-queue the clone.
-	pv := &v1.PersistentVolume{
-		ObjectMeta: metav1.ObjectMeta{Name: "pv-src"},
-		Spec: v1.PersistentVolumeSpec{
-			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
-			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: driverName, VolumeHandle: "vol-src"}},
-		},
-	}
-	if _, err := e.kube.CoreV1().PersistentVolumes().Create(e.ctx, pv, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	e.createVolume(sourceVolume("pv-src", "vol-src"))
 	e.bind(source, "pv-src")
 	e.waitForPV(clone)
 }
 
-// bind marks a claim bound to a PV, as the PV controller would.
+// TestCloneIsRequeuedWhenItsSourceVolumeIsSeenAfterItsSourceClaim: the
+// claim cache may show the source claim Bound before the PV cache holds its
+// volume. The clone, re-queued by the claim, is then refused "not bound
+// yet" as before, and that unchanged refusal is held back: only the
+// volume's arrival can re-queue it, as resync is off and the backoff is an
+// hour (issue 21, defect 8).
+func TestCloneIsRequeuedWhenItsSourceVolumeIsSeenAfterItsSourceClaim(t *testing.T) {
+	e := startEnv(t, oneProvisioningWorker(), driverWith(csitest.WithVolume("vol-src", 1<<30)))
+	source := e.createClaim("apps", "source", func(c *v1.PersistentVolumeClaim) {
+		c.Annotations["volume.kubernetes.io/storage-provisioner"] = "other.example.com" // not ours: bound by the test
+	})
+	clone := e.createClaim("apps", "clone", fromRef("", "PersistentVolumeClaim", "source"))
+	e.waitForEvent(clone, v1.EventTypeWarning, "ProvisioningFailed", "is not bound yet")
+
+	e.bindClaim(source, "pv-src")
+	e.claimsSeen() // the clone was decided again, on the claim Bound and no PV
+	pv := sourceVolume("pv-src", "vol-src")
+	bindVolume(pv, source)
+	e.createVolume(pv)
+	e.waitForPV(clone)
+}
+
+// sourceVolume is a 1Gi PV of this driver, bound to no claim yet.
+func sourceVolume(name, handle string) *v1.PersistentVolume {
+	return &v1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: v1.PersistentVolumeSpec{
+			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
+			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: driverName, VolumeHandle: handle}},
+		},
+	}
+}
+
+func (e *env) createVolume(pv *v1.PersistentVolume) {
+	e.t.Helper()
+	if _, err := e.kube.CoreV1().PersistentVolumes().Create(e.ctx, pv, metav1.CreateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// bind binds a claim and a PV as the PV controller does: the PV first
+// (its claimRef and phase), then the claim.
 func (e *env) bind(claim *v1.PersistentVolumeClaim, pvName string) {
+	e.t.Helper()
+	pv, err := e.kube.CoreV1().PersistentVolumes().Get(e.ctx, pvName, metav1.GetOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	bindVolume(pv, claim)
+	if _, err := e.kube.CoreV1().PersistentVolumes().Update(e.ctx, pv, metav1.UpdateOptions{}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.bindClaim(claim, pvName)
+}
+
+// bindVolume sets what the PV controller writes on a volume it binds to
+// claim.
+func bindVolume(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) {
+	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1",
+		Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
+	pv.Status.Phase = v1.VolumeBound
+}
+
+// bindClaim marks a claim bound to a PV, as the PV controller does once the
+// PV is bound to it.
+func (e *env) bindClaim(claim *v1.PersistentVolumeClaim, pvName string) {
 	e.t.Helper()
 	c, err := e.kube.CoreV1().PersistentVolumeClaims(claim.Namespace).Get(e.ctx, claim.Name, metav1.GetOptions{})
 	if err != nil {
