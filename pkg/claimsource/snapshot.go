@@ -3,7 +3,10 @@ package claimsource
 import (
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
@@ -18,7 +21,7 @@ func checkSnapshot(in Input, src datasource.Source) Verdict {
 		return refuse(ReasonSnapshotAPIUnavailable, "cannot read %s: %v", ref, in.Unreadable)
 	case snap == nil:
 		return refuse(ReasonSnapshotNotFound, "%s does not exist; create it or fix the claim's data source", ref)
-	case !datasource.ServesDespiteDeletion(snap, src.Finalizer(), in.Claim, in.Order):
+	case !datasource.ServesUseDespiteDeletion(snap, src.Finalizer(), in.Order, UseObjects(in.Claim, linkOf(in, src))...):
 		return refuse(ReasonSnapshotBeingDeleted, "%s is being deleted and cannot be restored", ref)
 	case snap.Status == nil || snap.Status.BoundVolumeSnapshotContentName == nil || *snap.Status.BoundVolumeSnapshotContentName == "":
 		return refuse(ReasonSnapshotNotBound, "%s is not bound to a VolumeSnapshotContent yet; waiting for the snapshot controller", ref)
@@ -54,6 +57,28 @@ func checkSnapshot(in Input, src datasource.Source) Verdict {
 	v.Content = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
 		Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: *content.Status.SnapshotHandle}}}
 	return v
+}
+
+// UseObjects are the objects that together make a claim's use of its
+// source, for datasource.ServesUseDespiteDeletion: the claim and, when it
+// restores through one, the VolumeSnapshotLink (nil otherwise). A source
+// being deleted serves the use only if every one of them was there
+// first. Provisioning and package sourceuse ask it alike, so that a claim
+// refused holds nothing.
+func UseObjects(claim *v1.PersistentVolumeClaim, link *snapv1alpha1.VolumeSnapshotLink) []metav1.Object {
+	if link == nil {
+		return []metav1.Object{claim}
+	}
+	return []metav1.Object{claim, link}
+}
+
+// linkOf is the link the claim restores src through, nil when it names
+// src directly.
+func linkOf(in Input, src datasource.Source) *snapv1alpha1.VolumeSnapshotLink {
+	if !src.ThroughLink {
+		return nil
+	}
+	return in.Link
 }
 
 // restoreBytes prefers the snapshot's status (what users see) and falls back

@@ -43,7 +43,8 @@ func (s Source) Finalizer() string {
 // creationTimestamp and deletionTimestamp in whole seconds (package
 // deletionorder keeps such an order from what a process saw arrive).
 type DeletionOrder interface {
-	// CreatedAfterDeletion reports whether claim was created after the
+	// CreatedAfterDeletion reports whether claim (or the
+	// VolumeSnapshotLink a claim restores through) was created after the
 	// deletion of source was requested; known is false when it cannot
 	// tell.
 	CreatedAfterDeletion(claim, source metav1.Object) (after, known bool)
@@ -78,6 +79,23 @@ func ServesDespiteDeletion(source metav1.Object, finalizer string, claim metav1.
 	if order != nil {
 		if after, known := order.CreatedAfterDeletion(claim, source); known {
 			return !after
+		}
+	}
+	return true
+}
+
+// ServesUseDespiteDeletion is ServesDespiteDeletion for a use that several
+// objects make together: a restore through a VolumeSnapshotLink is made
+// by the claim and the link, and a source being deleted serves it only
+// when it serves each of them, that is when the later of their creations
+// preceded the deletion request. Else an old claim naming a link created
+// (or deleted and re-created, a new object) after the request would start
+// a new restore from the source. Each object created in the second of the
+// request is ordered as ServesDespiteDeletion orders a claim.
+func ServesUseDespiteDeletion(source metav1.Object, finalizer string, order DeletionOrder, users ...metav1.Object) bool {
+	for _, u := range users {
+		if !ServesDespiteDeletion(source, finalizer, u, order) {
+			return false
 		}
 	}
 	return true

@@ -7,7 +7,8 @@
 // fault-injection suite, test/faults TestSnapshotDeletedMidRestore).
 //
 // A Log orders them by what this process saw arrive: it records when each
-// claim was first seen and when each source's deletion request was seen
+// claim (and each VolumeSnapshotLink, as new as the restores through it)
+// was first seen and when each source's deletion request was seen
 // arriving (an update that set its deletionTimestamp). A claim first seen
 // after the deletion arrived was created after it. A deletion that was
 // already there when the source was first seen (the process started, or
@@ -99,22 +100,34 @@ func (l *Log) forget(obj metav1.Object) {
 // informer.
 func (l *Log) ClaimHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) {
-			if o, ok := obj.(metav1.Object); ok {
-				l.mu.Lock()
-				l.sawClaim(o.GetUID())
-				l.mu.Unlock()
-			}
-		},
+		AddFunc:    l.add,
 		UpdateFunc: l.update,
 		DeleteFunc: l.delete,
 	}
+}
+
+// LinkHandler records VolumeSnapshotLinks as they are first seen, as
+// claims are: a restore through a link is as new as the later of its
+// claim and its link (datasource.ServesUseDespiteDeletion), and a link
+// created in the second of a snapshot's deletion request is ordered as a
+// claim would be. A link deleted and re-created is seen anew. Add it to
+// the link informer.
+func (l *Log) LinkHandler() cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{AddFunc: l.add, DeleteFunc: l.delete}
 }
 
 // SourceHandler records the deletion requests of sources; add it to the
 // VolumeSnapshot informer.
 func (l *Log) SourceHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{UpdateFunc: l.update, DeleteFunc: l.delete}
+}
+
+func (l *Log) add(obj any) {
+	if o, ok := obj.(metav1.Object); ok {
+		l.mu.Lock()
+		l.sawClaim(o.GetUID())
+		l.mu.Unlock()
+	}
 }
 
 func (l *Log) update(oldObj, newObj any) {

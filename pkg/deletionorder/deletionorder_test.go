@@ -25,7 +25,11 @@ func object(uid string, deleting bool) *metav1.ObjectMeta {
 
 func TestCreatedAfterDeletion(t *testing.T) {
 	tests := map[string]struct {
+		// events are sent to the claim handler, or to handler's instead
+		// when set, and to the source handler; the object asked about is
+		// "claim" (a claim, or a link with handler LinkHandler).
 		events    func(claims, sources cache.ResourceEventHandler)
+		handler   func(*Log) cache.ResourceEventHandler
 		wantAfter bool
 		wantKnown bool
 	}{
@@ -75,12 +79,39 @@ func TestCreatedAfterDeletion(t *testing.T) {
 			},
 			wantAfter: true, wantKnown: true,
 		},
+		"a link seen before the deletion arrived was created first": {
+			events: func(links, sources cache.ResourceEventHandler) {
+				links.OnAdd(object("claim", false), false)
+				sources.OnUpdate(object("snap", false), object("snap", true))
+			},
+			handler: (*Log).LinkHandler, wantKnown: true,
+		},
+		"a link seen after the deletion arrived was created after it": {
+			events: func(links, sources cache.ResourceEventHandler) {
+				sources.OnUpdate(object("snap", false), object("snap", true))
+				links.OnAdd(object("claim", false), false)
+			},
+			handler: (*Log).LinkHandler, wantAfter: true, wantKnown: true,
+		},
+		"a link deleted and re-created after the deletion arrived is seen anew": {
+			events: func(links, sources cache.ResourceEventHandler) {
+				links.OnAdd(object("claim", false), false)
+				sources.OnUpdate(object("snap", false), object("snap", true))
+				links.OnDelete(cache.DeletedFinalStateUnknown{Obj: object("claim", false)})
+				links.OnAdd(object("claim", false), false)
+			},
+			handler: (*Log).LinkHandler, wantAfter: true, wantKnown: true,
+		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			c := &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 			l := New(c.now)
-			tc.events(l.ClaimHandler(), l.SourceHandler())
+			handler := l.ClaimHandler()
+			if tc.handler != nil {
+				handler = tc.handler(l)
+			}
+			tc.events(handler, l.SourceHandler())
 			after, known := l.CreatedAfterDeletion(object("claim", false), object("snap", true))
 			if after != tc.wantAfter || known != tc.wantKnown {
 				t.Errorf("CreatedAfterDeletion = (%v, %v), want (%v, %v)", after, known, tc.wantAfter, tc.wantKnown)

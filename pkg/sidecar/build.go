@@ -172,6 +172,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		policy.Links, protection.Links = links, links
 		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})
 		links.AddHandler(linkStatus.LinkHandler())
+		links.AddHandler(order.LinkHandler()) // a restore through a link is as new as the link
 		snapshots.AddSnapshotHandler(linkStatus.SnapshotHandler())
 	}
 	protection.Policy = policy

@@ -49,9 +49,10 @@ type Use struct {
 
 // Pending returns the claims that name src (or, when src.ThroughLink, a
 // VolumeSnapshotLink to it) and are still to be provisioned from it, with
-// Admit's verdict on each: not deleted, created before src's deletion was
-// requested while src (obj, as last seen) still carries its finalizer
-// (datasource.ServesDespiteDeletion), and with no PV yet. A claim whose PV
+// Admit's verdict on each: not deleted, created (and so was the link it
+// names src through) before src's deletion was requested while src (obj,
+// as last seen) still carries its finalizer
+// (datasource.ServesUseDespiteDeletion), and with no PV yet. A claim whose PV
 // the cache cannot rule out, or whose source cannot be resolved, is left
 // out. The caller decides which verdicts count (Verdict.HoldsSource for
 // protection). The error says that the link cache could not be read; the
@@ -60,8 +61,9 @@ func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error)
 	objs, err := f.claimsOf(src)
 	var uses []Use
 	for _, o := range objs {
-		claim, ok := o.(*v1.PersistentVolumeClaim)
-		if !ok || claim.DeletionTimestamp != nil || !datasource.ServesDespiteDeletion(obj, src.Finalizer(), claim, f.Policy.Order) {
+		claim, ok := o.claim.(*v1.PersistentVolumeClaim)
+		if !ok || claim.DeletionTimestamp != nil ||
+			!datasource.ServesUseDespiteDeletion(obj, src.Finalizer(), f.Policy.Order, claimsource.UseObjects(claim, o.link)...) {
 			continue
 		}
 		if _, err := f.Volumes.Get(f.VolumeName(claim)); !apierrors.IsNotFound(err) {
@@ -74,21 +76,34 @@ func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error)
 	return uses, err
 }
 
+// found is an indexed claim and the VolumeSnapshotLink it names its
+// source through, nil when it names the source directly: a use through a
+// link is as new as the later of the two (claimsource.UseObjects).
+type found struct {
+	claim any
+	link  *snapv1alpha1.VolumeSnapshotLink
+}
+
 // claimsOf returns the indexed (pending) claims that name src or, for a
 // snapshot used through links, that name a VolumeSnapshotLink to it.
-func (f Finder) claimsOf(src datasource.Source) ([]any, error) {
+func (f Finder) claimsOf(src datasource.Source) ([]found, error) {
+	var objs []found
 	if !src.ThroughLink {
-		objs, _ := f.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
+		direct, _ := f.Claims.ByIndex(requeue.SourceIndex, requeue.SourceKey(src))
+		for _, c := range direct {
+			objs = append(objs, found{claim: c})
+		}
 		return objs, nil
 	}
 	if f.Links == nil {
 		return nil, nil
 	}
-	var objs []any
 	links, err := f.Links.LinksTo(src.Namespace, src.Name)
 	for _, l := range links {
 		through, _ := f.Claims.ByIndex(requeue.SourceIndex, requeue.LinkKey(l.Namespace, l.Name))
-		objs = append(objs, through...)
+		for _, c := range through {
+			objs = append(objs, found{claim: c, link: l})
+		}
 	}
 	return objs, err
 }
