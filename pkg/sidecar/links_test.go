@@ -189,6 +189,8 @@ func TestLinkGrantRevokedBeforeProvisioningIsRefused(t *testing.T) {
 	// The link's status is computed from the same grant cache as the
 	// decision: once it says so, the revocation has reached the cache.
 	e.waitForLinkCondition("test", "foo-link", snapv1alpha1.ConditionAllowed, metav1.ConditionFalse, claimsource.ReasonGrantMissing)
+	// Nor does the link say any longer whether the snapshot exists.
+	e.waitForLinkCondition("test", "foo-link", snapv1alpha1.ConditionResolved, metav1.ConditionUnknown, claimsource.ReasonGrantMissing)
 
 	claim := e.createClaim("test", "foo-testing", throughLink("foo-link"))
 	e.waitForEvent(claim, v1.EventTypeWarning, "ProvisioningFailed", noLinkGrantEvent)
