@@ -165,7 +165,13 @@ func (g grantSpec) grant() referencegrant.Grant {
 		now := metav1.Now()
 		rg.DeletionTimestamp = &now
 	}
-	if g.version == "v1beta1" {
+	return convertGrant(rg, g.version)
+}
+
+// convertGrant converts a ReferenceGrant served as version (v1 or v1beta1)
+// as the grant cache converts it.
+func convertGrant(rg *gatewayv1.ReferenceGrant, version string) referencegrant.Grant {
+	if version == "v1beta1" {
 		return referencegrant.FromV1beta1((*gatewayv1beta1.ReferenceGrant)(rg))
 	}
 	return referencegrant.FromV1(rg)
@@ -190,7 +196,7 @@ func ourAllows(w world) (allows bool, detail, wrongUse string) {
 		if !w.legacy && w.namespace != nil && *w.namespace != "" {
 			want.Namespace = *w.namespace
 		}
-		if verdict.Uses != want {
+		if verdict.Uses.Object() != want { // the object, however the claim spelled its namespace
 			wrongUse = fmt.Sprintf("provisions from %+v, want %+v", verdict.Uses, want)
 		}
 	}
