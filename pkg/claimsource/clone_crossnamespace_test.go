@@ -179,7 +179,7 @@ func TestAdmitCloneAcrossNamespaces(t *testing.T) {
 // checked as the claim's reference.
 func TestPolicyGathersTheCloneSourceOfAnotherNamespace(t *testing.T) {
 	src, pv := boundSource()
-	src.Namespace = "prod"
+	src.Namespace, pv.Spec.ClaimRef.Namespace = "prod", "prod"
 	claims := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	volumes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	if err := claims.Add(src); err != nil {

@@ -1,6 +1,7 @@
 package claimsource
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 
 func boundSource() (*v1.PersistentVolumeClaim, *v1.PersistentVolume) {
 	src := &v1.PersistentVolumeClaim{
-		ObjectMeta: metav1.ObjectMeta{Name: "src", Namespace: "ns"},
+		ObjectMeta: metav1.ObjectMeta{Name: "src", Namespace: "ns", UID: "uid-src"},
 		Spec:       v1.PersistentVolumeClaimSpec{VolumeName: "pv-src", StorageClassName: ptr("fast")},
 		Status:     v1.PersistentVolumeClaimStatus{Phase: v1.ClaimBound},
 	}
@@ -22,7 +23,9 @@ func boundSource() (*v1.PersistentVolumeClaim, *v1.PersistentVolume) {
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
 			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: "vol-1"}},
+			ClaimRef:               &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "ns", Name: "src", UID: "uid-src"},
 		},
+		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
 	}
 	return src, pv
 }
@@ -36,6 +39,8 @@ type cloneCase struct {
 	class     string
 	requested int64
 	want      Reason
+	// inMessage is part of the refusal's message, when set.
+	inMessage string
 }
 
 // cloneCases are the clone checks.
@@ -61,6 +66,38 @@ var cloneCases = []cloneCase{
 			s.Status.Phase = v1.ClaimPending
 		}},
 	{name: "a source whose volume is not in the cache waits", noVolume: true, want: ReasonSourceClaimNotBound},
+	// As upstream's getPVCSource: the volume must be bound to the source
+	// claim itself. A volume not bound yet is a PV cache behind the claim
+	// cache, and the clone waits; one bound to another claim is refused.
+	{name: "a source PV bound to another claim is refused", want: ReasonSourceVolumeMismatch, inMessage: "PersistentVolumeClaim ns/other",
+		mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+			pv.Spec.ClaimRef.Name, pv.Spec.ClaimRef.UID = "other", "uid-other"
+		}},
+	{name: "a source PV bound to a claim of the source's name in another namespace is refused", want: ReasonSourceVolumeMismatch,
+		inMessage: "PersistentVolumeClaim test/src",
+		mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+			pv.Spec.ClaimRef.Namespace = "test"
+		}},
+	{name: "a source PV whose claimRef UID differs (claim re-created) is refused", want: ReasonSourceVolumeMismatch, inMessage: "uid-old",
+		mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+			pv.Spec.ClaimRef.UID = "uid-old"
+		}},
+	{name: "a source PV bound to no claim yet waits", want: ReasonSourceClaimNotBound, inMessage: `PersistentVolume "pv-src"`,
+		mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+			pv.Spec.ClaimRef = nil
+		}},
+	{name: "a source PV pre-bound to the source, its UID not set yet, waits", want: ReasonSourceClaimNotBound,
+		mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+			pv.Spec.ClaimRef.UID = ""
+		}},
+	{name: "a source PV that is not Bound yet waits", want: ReasonSourceClaimNotBound, inMessage: `phase "Available"`,
+		mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+			pv.Status.Phase = v1.VolumeAvailable
+		}},
+	{name: "a source PV without a phase waits", want: ReasonSourceClaimNotBound,
+		mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
+			pv.Status.Phase = ""
+		}},
 	{name: "a volume of another driver is refused", want: ReasonSourceClaimOfOtherDriver,
 		mutate: func(_ *v1.PersistentVolumeClaim, pv *v1.PersistentVolume, _ *v1.PersistentVolumeClaim) {
 			pv.Spec.CSI.Driver = "x"
@@ -132,5 +169,8 @@ func checkCloneCase(t *testing.T, tt cloneCase, got Verdict) {
 	}
 	if tt.want != ReasonAllowed && (got.Message == "" || got.Action != Refuse) {
 		t.Errorf("refusal = %+v, want Refuse with a message", got)
+	}
+	if !strings.Contains(got.Message, tt.inMessage) {
+		t.Errorf("Message = %q, want it to say %q", got.Message, tt.inMessage)
 	}
 }

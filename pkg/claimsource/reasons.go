@@ -62,6 +62,9 @@ const (
 	ReasonSourceClaimOfOtherDriver Reason = "SourceClaimOfOtherDriver"
 	ReasonStorageClassMismatch     Reason = "StorageClassMismatch"
 	ReasonVolumeModeMismatch       Reason = "VolumeModeMismatch"
+	// ReasonSourceVolumeMismatch: the PV the source claim names is bound
+	// to another claim, or to an earlier claim of the source's name.
+	ReasonSourceVolumeMismatch Reason = "SourceVolumeMismatch"
 
 	// ReasonRequestedSizeTooSmall: the claim asks for less than the
 	// snapshot's restore size or the source volume's capacity.

@@ -24,7 +24,7 @@ import (
 // options change the claim.
 func prodSource(opts ...claimOption) (*v1.PersistentVolumeClaim, *v1.PersistentVolume) {
 	src, pv := boundClaim()
-	src.Namespace = "prod"
+	src.Namespace, pv.Spec.ClaimRef.Namespace = "prod", "prod"
 	for _, o := range opts {
 		o(src)
 	}

@@ -107,7 +107,9 @@ func boundClaim() (*v1.PersistentVolumeClaim, *v1.PersistentVolume) {
 		Spec: v1.PersistentVolumeSpec{
 			Capacity:               v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")},
 			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: driver, VolumeHandle: "vol-src"}},
+			ClaimRef:               &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: src.Namespace, Name: src.Name, UID: src.UID},
 		},
+		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
 	}
 	return src, pv
 }

@@ -68,8 +68,29 @@ func TestCloneIsRequeuedWhenItsSourceVolumeIsSeenAfterItsSourceClaim(t *testing.
 	e.bindClaim(source, "pv-src")
 	e.claimsSeen() // the clone was decided again, on the claim Bound and no PV
 	pv := sourceVolume("pv-src", "vol-src")
-	bindVolume(pv, source)
+	pv.Spec.ClaimRef, pv.Status.Phase = claimRefTo(source), v1.VolumeBound
 	e.createVolume(pv)
+	e.waitForPV(clone)
+}
+
+// TestCloneWaitsForItsSourceVolumeToBeBound: the PV cache may show the
+// source's volume bound to it but not Bound yet. The clone waits, as
+// upstream's getPVCSource refuses such a volume, and the volume's update
+// re-queues it (issue 21, defect 9).
+func TestCloneWaitsForItsSourceVolumeToBeBound(t *testing.T) {
+	e := startEnv(t, driverWith(csitest.WithVolume("vol-src", 1<<30)))
+	source := e.createClaim("apps", "source", func(c *v1.PersistentVolumeClaim) {
+		c.Annotations["volume.kubernetes.io/storage-provisioner"] = "other.example.com" // not ours: bound by the test
+	})
+	pv := sourceVolume("pv-src", "vol-src")
+	pv.Spec.ClaimRef, pv.Status.Phase = claimRefTo(source), v1.VolumePending
+	e.createVolume(pv)
+	e.bindClaim(source, "pv-src")
+	clone := e.createClaim("apps", "clone", fromRef("", "PersistentVolumeClaim", "source"))
+	e.waitForEvent(clone, v1.EventTypeWarning, "ProvisioningFailed", `PersistentVolume "pv-src" has phase "Pending"`)
+	e.noPV(clone)
+
+	e.bindVolume(source, "pv-src")
 	e.waitForPV(clone)
 }
 
@@ -95,23 +116,27 @@ func (e *env) createVolume(pv *v1.PersistentVolume) {
 // (its claimRef and phase), then the claim.
 func (e *env) bind(claim *v1.PersistentVolumeClaim, pvName string) {
 	e.t.Helper()
+	e.bindVolume(claim, pvName)
+	e.bindClaim(claim, pvName)
+}
+
+// bindVolume marks a PV bound to a claim, as the PV controller does first.
+func (e *env) bindVolume(claim *v1.PersistentVolumeClaim, pvName string) {
+	e.t.Helper()
 	pv, err := e.kube.CoreV1().PersistentVolumes().Get(e.ctx, pvName, metav1.GetOptions{})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	bindVolume(pv, claim)
+	pv.Spec.ClaimRef, pv.Status.Phase = claimRefTo(claim), v1.VolumeBound
 	if _, err := e.kube.CoreV1().PersistentVolumes().Update(e.ctx, pv, metav1.UpdateOptions{}); err != nil {
 		e.t.Fatal(err)
 	}
-	e.bindClaim(claim, pvName)
 }
 
-// bindVolume sets what the PV controller writes on a volume it binds to
+// claimRefTo is the claimRef the PV controller writes on a volume bound to
 // claim.
-func bindVolume(pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) {
-	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1",
-		Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
-	pv.Status.Phase = v1.VolumeBound
+func claimRefTo(claim *v1.PersistentVolumeClaim) *v1.ObjectReference {
+	return &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
 }
 
 // bindClaim marks a claim bound to a PV, as the PV controller does once the
