@@ -135,6 +135,7 @@ func (w *metaWorld) addSourceClaim(r *rand.Rand, ns string) {
 		Spec: v1.PersistentVolumeSpec{StorageClassName: storageClass, Capacity: v1.ResourceList{v1.ResourceStorage: oneGi},
 			PersistentVolumeSource: v1.PersistentVolumeSource{CSI: &v1.CSIPersistentVolumeSource{Driver: driverName, VolumeHandle: "vol-" + ns}},
 			ClaimRef:               &v1.ObjectReference{Namespace: ns, Name: sourceClaimName, UID: types.UID("data-" + ns)}},
+		Status: v1.PersistentVolumeStatus{Phase: v1.VolumeBound},
 	})
 }
 
