@@ -9,6 +9,12 @@
 // answers for good, or, when the claim is gone, gets the volume back by name
 // and deletes it. Source protection counts every attempt here as a use of
 // its source, also after the claim was deleted.
+//
+// An attempt is held by one caller at a time, from Begin or Take until Park
+// or End: the controller library's provisioning of the claim, or the
+// sidecar's own settling of attempts whose claims the library no longer
+// hands to the provisioner (see provisioner.Settle). Neither depends on
+// the other's queue, and they never send the attempt's requests at once.
 package inflight
 
 import (
@@ -37,22 +43,30 @@ type Attempt struct {
 type Registry struct {
 	mu       sync.Mutex
 	attempts map[types.UID]*Attempt
+	held     map[types.UID]bool
 	sources  map[datasource.Source]int
 	onEnd    func(datasource.Source)
+	onPark   func(*Attempt)
 }
 
 // New returns an empty Registry.
 func New() *Registry {
-	return &Registry{attempts: map[types.UID]*Attempt{}, sources: map[datasource.Source]int{}}
+	return &Registry{attempts: map[types.UID]*Attempt{}, held: map[types.UID]bool{}, sources: map[datasource.Source]int{}}
 }
+
+// OnPark sets a function called with an attempt each time it is parked,
+// e.g. to have it settled if its claim stops qualifying. Call it before
+// the first Begin.
+func (r *Registry) OnPark(f func(*Attempt)) { r.onPark = f }
 
 // OnEnd sets a function called with an attempt's source when the last
 // attempt using it ends, e.g. to let source protection release it. Call it
 // before the first Begin.
 func (r *Registry) OnEnd(f func(datasource.Source)) { r.onEnd = f }
 
-// Begin records a. It must be called before CreateVolume is sent, so the
-// source stays protected from the moment the driver may use it.
+// Begin records a, held by the caller until Park or End. It must be called
+// before CreateVolume is sent, so the source stays protected from the
+// moment the driver may use it.
 func (r *Registry) Begin(a *Attempt) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -60,6 +74,7 @@ func (r *Registry) Begin(a *Attempt) {
 		r.release(old)
 	}
 	r.attempts[a.Claim] = a
+	r.held[a.Claim] = true
 	if src := a.Source.Object(); src.Type() != datasource.None {
 		r.sources[src]++
 	}
@@ -72,13 +87,52 @@ func (r *Registry) Get(claim types.UID) *Attempt {
 	return r.attempts[claim]
 }
 
-// End forgets the claim's attempt: the driver answered for good.
+// Take returns the claim's attempt held by the caller until Park or End,
+// nil if there is none; busy is true (and the attempt nil) when another
+// caller holds it.
+func (r *Registry) Take(claim types.UID) (a *Attempt, busy bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	a, ok := r.attempts[claim]
+	switch {
+	case !ok:
+		return nil, false
+	case r.held[claim]:
+		return nil, true
+	}
+	r.held[claim] = true
+	return a, false
+}
+
+// Park lets go of the claim's attempt: its outcome is still unknown, and
+// the next Take resumes or undoes it.
+func (r *Registry) Park(claim types.UID) {
+	r.mu.Lock()
+	a, ok := r.attempts[claim]
+	delete(r.held, claim)
+	r.mu.Unlock()
+	if ok && r.onPark != nil {
+		r.onPark(a)
+	}
+}
+
+// Leave lets go of the claim's attempt taken without sending anything for
+// it: nothing about it changed, and OnPark's function is not called.
+func (r *Registry) Leave(claim types.UID) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.held, claim)
+}
+
+// End forgets the claim's attempt: the driver answered for good, or the
+// volume it may have created was deleted.
 func (r *Registry) End(claim types.UID) {
 	r.mu.Lock()
 	a, ok := r.attempts[claim]
 	var released datasource.Source
 	if ok {
 		delete(r.attempts, claim)
+		delete(r.held, claim)
 		released = r.release(a)
 	}
 	r.mu.Unlock()

@@ -50,3 +50,32 @@ func TestBeginAgainReplacesTheAttempt(t *testing.T) {
 		t.Error("a claim's second Begin counted its source twice")
 	}
 }
+
+func TestAnAttemptIsHeldByOneCallerAtATime(t *testing.T) {
+	r := New()
+	var parked []string
+	r.OnPark(func(a *Attempt) { parked = append(parked, string(a.Claim)) })
+	r.Begin(&Attempt{Claim: "a", Source: snapshot(false)})
+	if a, busy := r.Take("a"); a != nil || !busy {
+		t.Fatalf("Take of an attempt its Begin holds = %v, busy %v; want nil, busy", a, busy)
+	}
+	r.Park("a")
+	a, busy := r.Take("a")
+	if a == nil || busy {
+		t.Fatalf("Take of a parked attempt = %v, busy %v; want it, not busy", a, busy)
+	}
+	if _, busy := r.Take("a"); !busy {
+		t.Error("a taken attempt was taken again")
+	}
+	r.Leave("a")
+	if _, busy := r.Take("a"); busy {
+		t.Error("an attempt left was still held")
+	}
+	r.End("a")
+	if a, busy := r.Take("a"); a != nil || busy {
+		t.Errorf("Take of an ended attempt = %v, busy %v; want nil, not busy", a, busy)
+	}
+	if len(parked) != 1 || parked[0] != "a" {
+		t.Errorf("parked %v, want [a]: Leave and End park nothing", parked)
+	}
+}

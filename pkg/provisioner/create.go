@@ -24,15 +24,17 @@ import (
 func (p *Provisioner) resume(ctx context.Context, opts controller.ProvisionOptions, attempt *inflight.Attempt) (*v1.PersistentVolume, controller.ProvisioningState, error) {
 	claim := opts.PVC
 	klog.FromContext(ctx).V(2).Info("Sending CreateVolume again: its earlier outcome is unknown", "volume", attempt.Request.GetName())
-	if current, err := p.claims.PersistentVolumeClaims(claim.Namespace).Get(claim.Name); err != nil || current.UID != claim.UID {
-		return p.abandon(ctx, attempt)
+	if why := p.abandonReason(attempt); why != "" {
+		return p.abandon(ctx, attempt, why)
 	}
 	class, err := p.migration.classToCSI(ctx, opts.StorageClass)
 	if err != nil {
+		p.inflight.Park(attempt.Claim)
 		return nil, controller.ProvisioningInBackground, err
 	}
 	refs, err := resolveSecrets(class.Parameters, opts.PVName, claim)
 	if err != nil {
+		p.inflight.Park(attempt.Claim)
 		return nil, controller.ProvisioningInBackground, err
 	}
 	return p.create(ctx, opts, attempt, refs)
@@ -43,7 +45,9 @@ func (p *Provisioner) resume(ctx context.Context, opts controller.ProvisionOptio
 // claim names). The attempt ends when the driver has answered for good.
 func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptions, attempt *inflight.Attempt, refs classparams.SecretRefs) (pv *v1.PersistentVolume, state controller.ProvisioningState, err error) {
 	defer func() {
-		if state != controller.ProvisioningInBackground {
+		if state == controller.ProvisioningInBackground {
+			p.inflight.Park(attempt.Claim)
+		} else {
 			p.inflight.End(attempt.Claim)
 		}
 	}()
@@ -78,38 +82,56 @@ func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptio
 	return pv, controller.ProvisioningFinished, nil
 }
 
-// abandon undoes an attempt whose claim was deleted while its CreateVolume
-// outcome was unknown: the volume may exist, and nobody will ever use it.
-// CSI deletes volumes by ID, which only CreateVolume returns, so the same
-// request is sent again to learn it.
-func (p *Provisioner) abandon(ctx context.Context, attempt *inflight.Attempt) (*v1.PersistentVolume, controller.ProvisioningState, error) {
-	logger := klog.FromContext(ctx)
+// abandon undoes an attempt whose claim will never get its volume (why
+// says which: see abandonReason), while the CreateVolume outcome is
+// unknown: the volume may exist, and nobody would ever use it. CSI deletes
+// volumes by ID, which only CreateVolume returns, so the same request is
+// sent again to learn it. The attempt is held by the caller; abandon parks
+// or ends it.
+func (p *Provisioner) abandon(ctx context.Context, attempt *inflight.Attempt, why string) (*v1.PersistentVolume, controller.ProvisioningState, error) {
+	logger := klog.FromContext(ctx).WithValues("pvc", klog.KRef(attempt.Namespace, attempt.Name), "reason", why)
 	req := attempt.Request
 	resp, err := p.driver.CreateVolume(ctx, req)
 	if err != nil {
 		if csiclient.IsFinal(err) {
 			// The driver says it has no such volume and will not make one.
 			p.inflight.End(attempt.Claim)
-			logger.Info("Claim deleted while its volume was being created; the driver created none", "volume", req.GetName(), "err", err)
-			return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim deleted"}
+			logger.Info("Abandoned a CreateVolume whose outcome was unknown; the driver created no volume", "volume", req.GetName(), "err", err)
+			return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: why}
 		}
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("claim %s/%s was deleted; getting its volume back to delete it: %w",
-			attempt.Namespace, attempt.Name, err)
+		p.inflight.Park(attempt.Claim)
+		return nil, controller.ProvisioningInBackground, fmt.Errorf("claim %s/%s %s; getting its volume back to delete it: %w",
+			attempt.Namespace, attempt.Name, why, err)
 	}
-	id := resp.GetVolume().GetVolumeId()
+	created := resp.GetVolume()
+	if notOurs := p.notThisAttempts(ctx, req, created); notOurs != "" {
+		// Deleting it could destroy another claim's data: keep it, say so.
+		p.inflight.End(attempt.Claim)
+		logger.Error(nil, "Abandoned a CreateVolume whose outcome was unknown; the volume the driver returned is not deleted: "+notOurs,
+			"volume", req.GetName(), "volumeID", created.GetVolumeId())
+		return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: why}
+	}
+	id := created.GetVolumeId()
 	if err := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id, Secrets: req.GetSecrets()}); err != nil {
-		return nil, controller.ProvisioningInBackground, fmt.Errorf("claim %s/%s was deleted; deleting its volume: %w",
-			attempt.Namespace, attempt.Name, err)
+		p.inflight.Park(attempt.Claim)
+		return nil, controller.ProvisioningInBackground, fmt.Errorf("claim %s/%s %s; deleting its volume: %w",
+			attempt.Namespace, attempt.Name, why, err)
 	}
 	p.inflight.End(attempt.Claim)
-	logger.Info("Claim deleted while its volume was being created; the volume was deleted", "volume", req.GetName(), "volumeID", id)
-	return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim deleted"}
+	logger.Info("Abandoned a CreateVolume whose outcome was unknown; the volume was deleted", "volume", req.GetName(), "volumeID", id)
+	return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: why}
 }
 
 // undoCreate deletes a volume the driver created wrongly (without the
 // requested content, or too small), so the user never gets an empty or short
 // volume in place of the one asked for; err says what was wrong.
 func (p *Provisioner) undoCreate(ctx context.Context, created *csi.Volume, secret map[string]string, err error) (controller.ProvisioningState, error) {
+	if owner := p.namedByVolume(ctx, created.GetVolumeId()); owner != "" {
+		// Not this claim's volume (a name shared with another claim's
+		// request): deleting it would destroy that claim's data.
+		return controller.ProvisioningFinished, fmt.Errorf("the CSI driver returned volume %s, which is not this claim's (%s); it was not deleted",
+			created.GetVolumeId(), owner)
+	}
 	if derr := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: created.GetVolumeId(), Secrets: secret}); derr != nil {
 		// The volume exists and the next attempt will get it back by name:
 		// keep trying rather than forget it.

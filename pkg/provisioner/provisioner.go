@@ -178,8 +178,17 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 // CreateVolume sent, its answer confirmed and the PV built (create).
 func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOptions) (*v1.PersistentVolume, controller.ProvisioningState, error) {
 	claim := opts.PVC
-	if attempt := p.inflight.Get(claim.UID); attempt != nil {
+	switch attempt, busy := p.inflight.Take(claim.UID); {
+	case busy:
+		// Settle is undoing or checking it; the library tries again.
+		return nil, controller.ProvisioningInBackground, errors.New("an earlier CreateVolume of this claim is being settled")
+	case attempt != nil:
 		return p.resume(ctx, opts, attempt)
+	}
+	if current, err := p.claims.PersistentVolumeClaims(claim.Namespace).Get(claim.Name); err != nil || current.UID != claim.UID {
+		// The library's own copy of a deleted claim whose attempt was
+		// settled meanwhile: nothing is to be made for it.
+		return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim deleted"}
 	}
 	if claim.Spec.Selector != nil {
 		// As upstream: a selector picks among existing PVs, which a new

@@ -202,7 +202,9 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	snapshots.AddSnapshotHandler(order.SourceHandler())
 	snapshots.AddSnapshotHandler(protector.SnapshotHandler())
 	snapshots.AddContentHandler(claims.ContentHandler())
-	for _, h := range []cache.ResourceEventHandler{order.ClaimHandler(), claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov)} {
+	settle := newSettler(prov.Settle, attempts, opts)
+	for _, h := range []cache.ResourceEventHandler{order.ClaimHandler(), claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov),
+		settle.ClaimHandler()} {
 		if _, err := f.claims.AddEventHandler(h); err != nil {
 			return nil, nil, err
 		}
@@ -232,7 +234,8 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		// leader releases its Lease) only once they have finished.
 		var wg sync.WaitGroup
 		pc.ControllerWaitGroup(&wg)
-		runners := append([]func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) }},
+		runners := append([]func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) },
+			func(ctx context.Context) { settle.Run(ctx, settlers) }},
 			storage.runners()...)
 		if links != nil {
 			runners = append(runners, links.Run, func(ctx context.Context) { linkStatus.Run(ctx, linkStatusWorkers) })
