@@ -15,15 +15,20 @@ import (
 
 // ClaimHandler watches claims: one that gets its volume or goes away may
 // release its source, and a claim carrying the clone finalizer (e.g. after a
-// restart) is checked itself.
+// restart) is checked itself. The record of the last write to a claim
+// cloned from ends once the cache shows that write, or the claim is gone.
 func (p *Protector) ClaimHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) { p.enqueueClaim(obj, true) },
 		UpdateFunc: func(oldObj, newObj any) {
 			o, n := oldObj.(*v1.PersistentVolumeClaim), newObj.(*v1.PersistentVolumeClaim)
+			p.sourceSeen(n)
 			p.enqueueClaim(n, o.Spec.VolumeName != n.Spec.VolumeName || !o.DeletionTimestamp.Equal(n.DeletionTimestamp))
 		},
-		DeleteFunc: func(obj any) { p.enqueueClaim(unwrap(obj), true) },
+		DeleteFunc: func(obj any) {
+			p.enqueueClaim(unwrap(obj), true)
+			p.sourceGone(obj)
+		},
 	}
 }
 
@@ -45,7 +50,8 @@ func (p *Protector) VolumeHandler() cache.ResourceEventHandler {
 // SnapshotHandler checks every snapshot that carries a finalizer of this
 // protector, so one left behind by a crash or a deleted claim is released.
 // The finalizer of restores through links is left alone unless links are
-// followed.
+// followed. As for claims, the record of the last write to a snapshot ends
+// once the cache shows that write, or the snapshot is gone.
 func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
 	enqueue := func(obj any) {
 		snap, ok := obj.(*snapv1.VolumeSnapshot)
@@ -60,7 +66,10 @@ func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
 			p.queue.Add(src)
 		}
 	}
-	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) { enqueue(n) }}
+	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) {
+		p.sourceSeen(n)
+		enqueue(n)
+	}, DeleteFunc: p.sourceGone}
 }
 
 // GrantsChanged re-checks the sources of the pending claims that need a
