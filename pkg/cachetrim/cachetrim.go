@@ -49,8 +49,9 @@ func Meta(obj any) (any, error) {
 // named driver: claims and volumes are trimmed as described below, every
 // other object as by Meta.
 //
-// Claims of this driver, and claims no provisioner was chosen for yet,
-// keep every field but managed fields (see Meta); a claim whose
+// Claims of this driver (also an in-tree plugin's claim migrated to it:
+// its migrated-to annotation names the driver), and claims no provisioner
+// was chosen for yet, keep every field but managed fields (see Meta); a claim whose
 // dataSourceRef the API server dropped keeps those too, as they are all
 // that says it asked for data (datasource.RefDropped). A claim another provisioner serves
 // is read only by the "is it mine" tests, as a possible clone source, and by
@@ -69,7 +70,7 @@ func Core(driver string) cache.TransformFunc {
 	return func(obj any) (any, error) {
 		switch o := obj.(type) {
 		case *v1.PersistentVolumeClaim:
-			if name, key := claimProvisioner(o); name != "" && name != driver {
+			if name, key := claimProvisioner(o); name != "" && name != driver && o.Annotations[annMigratedTo] != driver {
 				trimClaim(o, shared.get(key, name)) // the shared map must not reach Meta
 				return o, nil
 			}

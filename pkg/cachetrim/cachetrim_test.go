@@ -84,6 +84,11 @@ func TestCoreClaims(t *testing.T) {
 		{name: "ours by the beta annotation: kept whole", annotations: map[string]string{annBetaStorageProvisioner: driver}},
 		{name: "another provisioner's: trimmed", annotations: other, trimmed: true, keptAnn: other},
 		{name: "another provisioner's by the beta annotation: trimmed", annotations: otherBeta, trimmed: true, keptAnn: otherBeta},
+		{name: "an in-tree plugin's, migrated to us (CSI migration): kept whole",
+			annotations: map[string]string{annStorageProvisioner: "kubernetes.io/aws-ebs", annMigratedTo: driver}},
+		{name: "an in-tree plugin's, migrated to another driver: trimmed",
+			annotations: map[string]string{annStorageProvisioner: "kubernetes.io/aws-ebs", annMigratedTo: "other.example.com"}, trimmed: true,
+			keptAnn: map[string]string{annStorageProvisioner: "kubernetes.io/aws-ebs"}},
 		{name: "the GA annotation decides over the beta one, as in the library",
 			annotations: map[string]string{annStorageProvisioner: "other.example.com", annBetaStorageProvisioner: driver}, trimmed: true, keptAnn: other},
 	}
