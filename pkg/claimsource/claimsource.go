@@ -114,8 +114,9 @@ type Verdict struct {
 	// when the claim has a snapshot or clone source and may be provisioned.
 	Content *csi.VolumeContentSource
 	// Uses is the object the volume is made from, which source protection
-	// guards: the claim's source, or the VolumeSnapshot its
-	// VolumeSnapshotLink names. Set when Action is Provision.
+	// guards, and how the claim names it (each use has its finalizer):
+	// the claim's source, or the VolumeSnapshot its VolumeSnapshotLink
+	// names. Set when Action is Provision.
 	Uses datasource.Source
 }
 
@@ -230,7 +231,7 @@ func Decide(in Input) Verdict {
 }
 
 func allowed(uses datasource.Source, message string) Verdict {
-	return Verdict{Action: Provision, Reason: ReasonAllowed, Message: message, Uses: uses.Object()}
+	return Verdict{Action: Provision, Reason: ReasonAllowed, Message: message, Uses: uses}
 }
 
 func refuse(reason Reason, format string, args ...any) Verdict {

@@ -16,7 +16,7 @@ func checkClone(in Input) Verdict {
 		return refuse(ReasonSourceClaimUnreadable, "cannot read source %s: %v", ref, in.Unreadable)
 	case src == nil:
 		return refuse(ReasonSourceClaimNotFound, "source %s does not exist", ref)
-	case !datasource.ServesDespiteDeletion(src, datasource.CloneFinalizer, in.Claim, in.Order):
+	case !datasource.ServesDespiteDeletion(src, in.Source.Finalizer(), in.Claim, in.Order):
 		return refuse(ReasonSourceClaimBeingDeleted, "source %s is being deleted and cannot be cloned", ref)
 	case src.Spec.VolumeName == "" || src.Status.Phase != v1.ClaimBound || pv == nil:
 		return refuse(ReasonSourceClaimNotBound, "source %s is not bound yet; the clone is provisioned once it is", ref)

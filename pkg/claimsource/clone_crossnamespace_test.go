@@ -166,8 +166,8 @@ func TestAdmitCloneAcrossNamespaces(t *testing.T) {
 				if got.Reason != tt.want || (tt.message != "" && got.Message != tt.message) {
 					t.Errorf("Admit() = %s %q\nwant        %s %q", got.Reason, got.Message, tt.want, tt.message)
 				}
-				if got.Action == Provision && got.Uses != src.Object() {
-					t.Errorf("Uses = %v, want the claim's source %v", got.Uses, src.Object())
+				if got.Action == Provision && got.Uses != src {
+					t.Errorf("Uses = %v, want the claim's source %v", got.Uses, src)
 				}
 			})
 		}
@@ -200,7 +200,7 @@ func TestPolicyGathersTheCloneSourceOfAnotherNamespace(t *testing.T) {
 	if len(grants.checked) != 1 || grants.checked[0] != want {
 		t.Errorf("grants checked %v, want once %v", grants.checked, want)
 	}
-	if v.Uses != (datasource.Source{Kind: datasource.ClaimKind, Namespace: "prod", Name: "src"}) {
-		t.Errorf("Uses = %v, want prod/src", v.Uses)
+	if v.Uses != (datasource.Source{Kind: datasource.ClaimKind, Namespace: "prod", Name: "src", ExplicitNamespace: true}) {
+		t.Errorf("Uses = %+v, want prod/src named with its namespace", v.Uses)
 	}
 }

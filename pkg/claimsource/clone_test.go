@@ -137,10 +137,18 @@ func (tt cloneCase) input() Input {
 }
 
 // acrossNamespaces moves the clone of in to namespace test, naming its
-// source's namespace, with a grant that allows it.
+// source's namespace, with a grant that allows it; a protected source
+// carries the finalizer of such clones.
 func acrossNamespaces(in Input) Input {
 	in.Claim.Namespace = "test"
 	in.Source.ExplicitNamespace, in.CrossNamespace, in.Grant = true, true, granted
+	if in.SourceClaim != nil {
+		for i, f := range in.SourceClaim.Finalizers {
+			if f == datasource.CloneFinalizer {
+				in.SourceClaim.Finalizers[i] = datasource.CrossNamespaceCloneFinalizer
+			}
+		}
+	}
 	return in
 }
 

@@ -83,7 +83,7 @@ func TestDecideLink(t *testing.T) {
 			viaLink.Snapshot = withLinkFinalizer(direct.Snapshot)
 			want, got := Decide(direct), Decide(viaLink)
 			if want.Uses.Type() == datasource.Snapshot {
-				want.Uses.ThroughLink = true
+				want.Uses.ThroughLink, want.Uses.ExplicitNamespace = true, false
 			}
 			if got.Reason != want.Reason || got.Uses != want.Uses || got.Content.String() != want.Content.String() {
 				t.Errorf("through a link Decide() = %+v\nnamed directly        %+v", got, want)
@@ -93,14 +93,14 @@ func TestDecideLink(t *testing.T) {
 }
 
 // withLinkFinalizer returns snap with the links' protection finalizer in
-// place of the one of direct restores.
+// place of the one of restores naming its namespace.
 func withLinkFinalizer(snap *snapv1.VolumeSnapshot) *snapv1.VolumeSnapshot {
 	if snap == nil {
 		return nil
 	}
 	snap = snap.DeepCopy()
 	for i, f := range snap.Finalizers {
-		if f == datasource.SnapshotFinalizer {
+		if f == datasource.CrossNamespaceSnapshotFinalizer {
 			snap.Finalizers[i] = datasource.LinkSnapshotFinalizer
 		}
 	}
@@ -108,9 +108,10 @@ func withLinkFinalizer(snap *snapv1.VolumeSnapshot) *snapv1.VolumeSnapshot {
 }
 
 // TestDeletedSnapshotServesOnlyTheUsesItsFinalizerProtects: a snapshot
-// whose deletion waits for the finalizer of direct restores does not serve
-// a claim restoring through a link, whose finalizer it does not carry, nor
-// the other way round: only the finalizer of a use promises that use.
+// whose deletion waits for the finalizer of restores naming its namespace
+// does not serve a claim restoring through a link, whose finalizer it does
+// not carry, nor the other way round; nor does upstream's shared finalizer
+// serve either: only the finalizer of a use promises that use.
 func TestDeletedSnapshotServesOnlyTheUsesItsFinalizerProtects(t *testing.T) {
 	for _, tt := range []struct {
 		name      string
@@ -118,10 +119,12 @@ func TestDeletedSnapshotServesOnlyTheUsesItsFinalizerProtects(t *testing.T) {
 		viaLink   bool
 		want      Reason
 	}{
-		{"direct restore, direct finalizer", datasource.SnapshotFinalizer, false, ReasonAllowed},
-		{"direct restore, links' finalizer", datasource.LinkSnapshotFinalizer, false, ReasonSnapshotBeingDeleted},
+		{"restore naming the namespace, its finalizer", datasource.CrossNamespaceSnapshotFinalizer, false, ReasonAllowed},
+		{"restore naming the namespace, links' finalizer", datasource.LinkSnapshotFinalizer, false, ReasonSnapshotBeingDeleted},
+		{"restore naming the namespace, upstream's finalizer", datasource.SnapshotFinalizer, false, ReasonSnapshotBeingDeleted},
 		{"restore through a link, links' finalizer", datasource.LinkSnapshotFinalizer, true, ReasonAllowed},
-		{"restore through a link, direct finalizer", datasource.SnapshotFinalizer, true, ReasonSnapshotBeingDeleted},
+		{"restore through a link, the finalizer of restores naming the namespace", datasource.CrossNamespaceSnapshotFinalizer, true, ReasonSnapshotBeingDeleted},
+		{"restore through a link, upstream's finalizer", datasource.SnapshotFinalizer, true, ReasonSnapshotBeingDeleted},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			in := snapshotCase{opts: []snapOption{deletionRequested(deletedAt, tt.finalizer)}, claimCreated: deletedAt.Add(-time.Minute)}.input()

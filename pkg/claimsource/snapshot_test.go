@@ -79,10 +79,10 @@ var snapshotCases = []snapshotCase{
 		opts: []snapOption{deletionRequested(deletedAt)},
 		want: ReasonSnapshotBeingDeleted},
 	{name: "a protected snapshot being deleted still serves a claim that was there first",
-		opts: []snapOption{deletionRequested(deletedAt, datasource.SnapshotFinalizer)}, claimCreated: deletedAt.Add(-time.Minute),
+		opts: []snapOption{deletionRequested(deletedAt, datasource.CrossNamespaceSnapshotFinalizer)}, claimCreated: deletedAt.Add(-time.Minute),
 		want: ReasonAllowed},
 	{name: "a protected snapshot being deleted refuses a claim created after the deletion request",
-		opts: []snapOption{deletionRequested(deletedAt, datasource.SnapshotFinalizer)}, claimCreated: deletedAt.Add(time.Minute),
+		opts: []snapOption{deletionRequested(deletedAt, datasource.CrossNamespaceSnapshotFinalizer)}, claimCreated: deletedAt.Add(time.Minute),
 		want: ReasonSnapshotBeingDeleted},
 	{name: "an unbound snapshot waits for the snapshot controller",
 		opts: []snapOption{func(s *snapv1.VolumeSnapshot, _ *snapv1.VolumeSnapshotContent) {

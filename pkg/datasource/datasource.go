@@ -60,7 +60,9 @@ type Source struct {
 	Name string
 	// ExplicitNamespace is true when the claim named the namespace in
 	// spec.dataSourceRef.namespace. Such a reference needs a ReferenceGrant
-	// even when it names the claim's own namespace (KEP-3294, test plan).
+	// even when it names the claim's own namespace (KEP-3294, test plan),
+	// and its use is protected by a finalizer of its own
+	// (CrossNamespaceSnapshotFinalizer, CrossNamespaceCloneFinalizer).
 	ExplicitNamespace bool
 	// ThroughLink is true for a VolumeSnapshot used through a
 	// VolumeSnapshotLink. Such uses are protected by a finalizer of their
@@ -92,9 +94,10 @@ func (s Source) NeedsGrant() bool {
 }
 
 // Object names the source object itself, however the claim spelled its
-// namespace, as used directly or through links: the key of everything that
-// tracks one use of the object rather than the claim's reference to it
-// (queues, finalizer bookkeeping).
+// namespace, as used directly or through links: the key of what counts
+// uses of the object whatever their spelling (attempts in flight). A
+// Source with its spelling is one use of the object, the key of what a
+// finalizer guards (see Finalizer).
 func (s Source) Object() Source {
 	s.ExplicitNamespace = false
 	return s

@@ -2,11 +2,14 @@ package datasource
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 type claimOption func(*v1.PersistentVolumeClaim)
@@ -232,3 +235,45 @@ func (s seenAfter) CreatedAfterDeletion(_, _ metav1.Object) (bool, bool) { retur
 type unknownOrder struct{}
 
 func (unknownOrder) CreatedAfterDeletion(_, _ metav1.Object) (bool, bool) { return false, false }
+
+func TestEachUseHasItsFinalizer(t *testing.T) {
+	snap := Source{APIGroup: SnapshotGroup, Kind: SnapshotKind, Namespace: "prod", Name: "snap"}
+	explicitSnap, linkedSnap := snap, snap
+	explicitSnap.ExplicitNamespace, linkedSnap.ThroughLink = true, true
+	clone := Source{Kind: ClaimKind, Namespace: "prod", Name: "data"}
+	explicitClone := clone
+	explicitClone.ExplicitNamespace = true
+	tests := []struct {
+		name string
+		src  Source
+		want string
+	}{
+		{"a snapshot named in spec.dataSource is upstream's", snap, SnapshotFinalizer},
+		{"a snapshot named with spec.dataSourceRef.namespace has its own", explicitSnap, CrossNamespaceSnapshotFinalizer},
+		{"a snapshot restored through a link has the links'", linkedSnap, LinkSnapshotFinalizer},
+		{"a claim cloned from spec.dataSource is upstream's", clone, CloneFinalizer},
+		{"a claim cloned with spec.dataSourceRef.namespace has its own", explicitClone, CrossNamespaceCloneFinalizer},
+		{"a populator's kind has none", Source{APIGroup: "example.com", Kind: "Hello", Namespace: "a", Name: "h"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.src.Finalizer(); got != tt.want {
+				t.Errorf("Finalizer() = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	var used []string
+	for _, src := range []Source{snap, clone} {
+		for _, use := range src.Uses() {
+			used = append(used, use.Finalizer())
+		}
+	}
+	if !slices.Equal(used, Finalizers) {
+		t.Errorf("the uses of a snapshot and a claim have finalizers %v, want each of %v once", used, Finalizers)
+	}
+	for _, f := range Finalizers {
+		if errs := apivalidation.ValidateFinalizerName(f, field.NewPath("metadata", "finalizers")); len(errs) > 0 {
+			t.Errorf("the API server would refuse finalizer %q: %v", f, errs.ToAggregate())
+		}
+	}
+}

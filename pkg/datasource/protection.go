@@ -7,8 +7,10 @@ import (
 )
 
 // The finalizers that keep a source from being deleted while a volume is
-// provisioned from it. The first two are the upstream csi-provisioner's,
-// shared by every provisioner that restores or clones the object.
+// provisioned from it, one for each way a claim can name the source. The
+// first two are the upstream csi-provisioner's, shared by every provisioner
+// that restores or clones the object; the others are this provisioner's
+// own, for the uses the sharers cannot see or judge.
 const (
 	// SnapshotFinalizer protects a VolumeSnapshot being restored.
 	SnapshotFinalizer = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection"
@@ -21,21 +23,64 @@ const (
 	// would see no claim using the snapshot and take it off in the middle
 	// of the restore.
 	LinkSnapshotFinalizer = "provisioner.storage.kubernetes.io/volumesnapshotlink-as-source-protection"
+	// CrossNamespaceSnapshotFinalizer protects a VolumeSnapshot being
+	// restored by a claim that names its namespace in
+	// spec.dataSourceRef.namespace (KEP-3294), and CrossNamespaceCloneFinalizer
+	// a PersistentVolumeClaim being cloned so. Such a claim's
+	// spec.dataSource is empty: the upstream csi-provisioner's
+	// cloning-protection controller counts only the clones in the source's
+	// namespace, and a sidecar with the CrossNamespaceSourceProvisioning
+	// gate off would judge the claim as never provisioned. Either would
+	// take a shared finalizer off in the middle of the restore or clone;
+	// they leave these alone.
+	CrossNamespaceSnapshotFinalizer = "provisioner.storage.kubernetes.io/cross-namespace-volumesnapshot-as-source-protection"
+	CrossNamespaceCloneFinalizer    = "provisioner.storage.kubernetes.io/cross-namespace-cloning-protection"
 )
 
-// Finalizer is the protection finalizer of the source's kind and use, ""
+// Finalizers are the protection finalizers of every use, for checks that a
+// source carries none (or which).
+var Finalizers = []string{SnapshotFinalizer, CrossNamespaceSnapshotFinalizer, LinkSnapshotFinalizer,
+	CloneFinalizer, CrossNamespaceCloneFinalizer}
+
+// Finalizer is the protection finalizer of the source's kind and use
+// (directly, through spec.dataSourceRef.namespace, through a link), ""
 // for kinds the provisioner does not read.
 func (s Source) Finalizer() string {
 	switch s.Type() {
 	case Snapshot:
-		if s.ThroughLink {
+		switch {
+		case s.ThroughLink:
 			return LinkSnapshotFinalizer
+		case s.ExplicitNamespace:
+			return CrossNamespaceSnapshotFinalizer
 		}
 		return SnapshotFinalizer
 	case Claim:
+		if s.ExplicitNamespace {
+			return CrossNamespaceCloneFinalizer
+		}
 		return CloneFinalizer
 	}
 	return ""
+}
+
+// Uses returns every use of the object s names, one for each protection
+// finalizer of its kind: named in the claim's own namespace, with
+// spec.dataSourceRef.namespace, and, for a snapshot, through links; nil
+// for kinds the provisioner does not read.
+func (s Source) Uses() []Source {
+	plain := s.Target()
+	explicit := plain
+	explicit.ExplicitNamespace = true
+	switch plain.Type() {
+	case Snapshot:
+		linked := plain
+		linked.ThroughLink = true
+		return []Source{plain, explicit, linked}
+	case Claim:
+		return []Source{plain, explicit}
+	}
+	return nil
 }
 
 // DeletionOrder orders a claim's creation against a source's deletion

@@ -45,7 +45,7 @@ func claimsGrant() *gatewayv1.ReferenceGrant {
 
 // The transcript lines of a clone of prod/src.
 const (
-	protectProdSource = "patch persistentvolumeclaims prod/src: add /metadata/finalizers [" + datasource.CloneFinalizer + "]"
+	protectProdSource = "patch persistentvolumeclaims prod/src: add /metadata/finalizers [" + datasource.CrossNamespaceCloneFinalizer + "]"
 	createFromSource  = create + " from volume vol-src"
 )
 

@@ -83,7 +83,11 @@ func snapshot(namespace string, opts ...func(*snapv1.VolumeSnapshot)) (*snapv1.V
 
 func notReady(s *snapv1.VolumeSnapshot) { s.Status.ReadyToUse = ptr.To(false) }
 
-func protected(s *snapv1.VolumeSnapshot) { s.Finalizers = []string{datasource.SnapshotFinalizer} }
+// protected is a snapshot protected for the restores naming its namespace,
+// as every restore of prod/snap here does.
+func protected(s *snapv1.VolumeSnapshot) {
+	s.Finalizers = []string{datasource.CrossNamespaceSnapshotFinalizer}
+}
 
 // grant is the ReferenceGrant prod/bar: claims in "test" may use the
 // snapshot prod/snap.
@@ -130,7 +134,7 @@ const (
 	create              = "CreateVolume " + pvName
 	createFromProd      = create + " from snapshot handle-prod"
 	provisioned         = "provision test/data: Finished, PV " + pvName + " of id-" + pvName
-	protectProdSnapshot = "patch volumesnapshots prod/snap: add /metadata/finalizers [" + datasource.SnapshotFinalizer + "]"
+	protectProdSnapshot = "patch volumesnapshots prod/snap: add /metadata/finalizers [" + datasource.CrossNamespaceSnapshotFinalizer + "]"
 )
 
 func TestProvisioning(t *testing.T) {

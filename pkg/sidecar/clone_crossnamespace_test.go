@@ -110,11 +110,11 @@ func TestCrossNamespaceCloneWithoutAGrantIsRefusedAndHoldsNothing(t *testing.T) 
 	e.waitForEvent(copied, v1.EventTypeWarning, "ProvisioningFailed", noClaimGrantEvent)
 
 	e.createClaim("prod", "data", func(c *v1.PersistentVolumeClaim) {
-		c.Finalizers = []string{datasource.CloneFinalizer} // from an earlier clone
+		c.Finalizers = []string{datasource.CrossNamespaceCloneFinalizer} // from an earlier clone
 		c.Annotations["volume.kubernetes.io/storage-provisioner"] = "other.example.com"
 	})
 	e.waitFor("the clone finalizer of prod/data to be released", func() bool {
-		return !hasString(e.claimFinalizers("prod", "data"), datasource.CloneFinalizer)
+		return !hasString(e.claimFinalizers("prod", "data"), datasource.CrossNamespaceCloneFinalizer)
 	})
 	e.noPV(copied)
 	if n := len(e.createRequests(copied)); n != 0 {
@@ -164,14 +164,14 @@ func TestCrossNamespaceCloneSourceDeletionWaitsForTheClone(t *testing.T) {
 	e.driver.SetCreateVolumeHook(blockFirstCreate(entered, release))
 	copied := e.createClaim("test", "copy", fromClaim("prod", "data"))
 	e.await(entered, "CreateVolume")
-	if f := e.claimFinalizers("prod", "data"); !hasString(f, datasource.CloneFinalizer) {
-		t.Fatalf("source finalizers during CreateVolume = %v, want %s", f, datasource.CloneFinalizer)
+	if f := e.claimFinalizers("prod", "data"); !hasString(f, datasource.CrossNamespaceCloneFinalizer) {
+		t.Fatalf("source finalizers during CreateVolume = %v, want %s", f, datasource.CrossNamespaceCloneFinalizer)
 	}
 
 	e.requestDeletion("prod", "data")
 	e.deleteGrant("prod", "bar")
 	e.protectionSeen() // source protection has decided on both
-	if f := e.claimFinalizers("prod", "data"); !hasString(f, datasource.CloneFinalizer) {
+	if f := e.claimFinalizers("prod", "data"); !hasString(f, datasource.CrossNamespaceCloneFinalizer) {
 		t.Fatalf("source finalizers = %v: released while the clone is in the driver", f)
 	}
 
@@ -179,7 +179,7 @@ func TestCrossNamespaceCloneSourceDeletionWaitsForTheClone(t *testing.T) {
 	e.waitForPV(copied)
 	assertClonedFrom(t, e, copied, source)
 	e.waitFor("the clone finalizer to be removed once the clone has its PV", func() bool {
-		return !hasString(e.claimFinalizers("prod", "data"), datasource.CloneFinalizer)
+		return !hasString(e.claimFinalizers("prod", "data"), datasource.CrossNamespaceCloneFinalizer)
 	})
 }
 
@@ -208,12 +208,12 @@ func TestCrossNamespaceCloneReleasesItsSourceWhenItEnds(t *testing.T) {
 			copied := e.createClaim("test", "copy", fromClaim("prod", "data"))
 			e.waitForEvent(copied, v1.EventTypeWarning, "ProvisioningFailed", "the driver rejects this request")
 			e.protectionSeen()
-			if f := e.claimFinalizers("prod", "data"); !hasString(f, datasource.CloneFinalizer) {
+			if f := e.claimFinalizers("prod", "data"); !hasString(f, datasource.CrossNamespaceCloneFinalizer) {
 				t.Fatalf("source finalizers = %v: released while the clone is pending", f)
 			}
 			end.do(e, copied)
 			e.waitFor("the clone finalizer to be removed", func() bool {
-				return !hasString(e.claimFinalizers("prod", "data"), datasource.CloneFinalizer)
+				return !hasString(e.claimFinalizers("prod", "data"), datasource.CrossNamespaceCloneFinalizer)
 			})
 		})
 	}

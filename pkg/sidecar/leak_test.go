@@ -124,7 +124,7 @@ func TestSourceStaysProtectedWhileACreateVolumeOfADeletedClaimMayRun(t *testing.
 	}
 	lost.answer()
 	e.waitFor("the snapshot to be released once the volume is deleted", func() bool {
-		return !hasString(e.snapshotFinalizers("prod", "snap"), datasource.SnapshotFinalizer)
+		return !hasString(e.snapshotFinalizers("prod", "snap"), datasource.CrossNamespaceSnapshotFinalizer)
 	})
 	if n := len(e.driver.DeleteVolumeRequests()); n != 1 {
 		t.Errorf("%d DeleteVolume calls before the release, want 1", n)
@@ -160,7 +160,7 @@ func TestTimedOutRestoreFinishesWhenTheSnapshotIsBeingDeleted(t *testing.T) {
 	lost.answer()
 	e.waitForPV(claim)
 	e.waitFor("the snapshot to be released", func() bool {
-		return !hasString(e.snapshotFinalizers("prod", "snap"), datasource.SnapshotFinalizer)
+		return !hasString(e.snapshotFinalizers("prod", "snap"), datasource.CrossNamespaceSnapshotFinalizer)
 	})
 }
 

@@ -37,13 +37,13 @@ func TestSnapshotNotReadyThenReadyIsProvisionedOnTheSnapshotEvent(t *testing.T) 
 
 func TestSnapshotIsProtectedWhileRestoringAndReleasedAfter(t *testing.T) {
 	e, claim, release := startStory1InFlight(t)
-	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, datasource.SnapshotFinalizer) {
-		t.Errorf("snapshot finalizers during CreateVolume = %v, want %s", f, datasource.SnapshotFinalizer)
+	if f := e.snapshotFinalizers("prod", "foo-backup"); !hasString(f, datasource.CrossNamespaceSnapshotFinalizer) {
+		t.Errorf("snapshot finalizers during CreateVolume = %v, want %s", f, datasource.CrossNamespaceSnapshotFinalizer)
 	}
 	close(release)
 	e.waitForPV(claim)
 	e.waitFor("the snapshot finalizer to be removed", func() bool {
-		return !hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.SnapshotFinalizer)
+		return !hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.CrossNamespaceSnapshotFinalizer)
 	})
 }
 
@@ -56,13 +56,13 @@ func TestSnapshotFinalizerIsReleasedWhenTheClaimIsDeleted(t *testing.T) {
 	})
 	claim := e.createClaim("test", "foo-testing", fromSnapshot("prod", "foo-backup"))
 	e.waitFor("the snapshot finalizer", func() bool {
-		return hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.SnapshotFinalizer)
+		return hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.CrossNamespaceSnapshotFinalizer)
 	})
 	if err := e.kube.CoreV1().PersistentVolumeClaims("test").Delete(e.ctx, claim.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitFor("the snapshot finalizer to be removed", func() bool {
-		return !hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.SnapshotFinalizer)
+		return !hasString(e.snapshotFinalizers("prod", "foo-backup"), datasource.CrossNamespaceSnapshotFinalizer)
 	})
 }
 

@@ -60,9 +60,8 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 		}
 	}
 	var v guardVerdict
-	for _, throughLink := range []bool{false, true} {
-		src := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind,
-			Namespace: snap.Namespace, Name: snap.Name, ThroughLink: throughLink}
+	target := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name}
+	for _, src := range target.Uses() {
 		if !slices.Contains(snap.Finalizers, src.Finalizer()) {
 			continue // no provisioner protects it for this use
 		}

@@ -75,6 +75,7 @@ func setAs(g *DeleteGuard, crossNamespace, links bool) *DeleteGuard {
 
 func TestDeleteGuard(t *testing.T) {
 	protected := snapshot(fromClaim("data"), withFinalizer(datasource.SnapshotFinalizer))
+	crossProtected := snapshot(fromClaim("data"), withFinalizer(datasource.CrossNamespaceSnapshotFinalizer))
 	linkProtected := snapshot(fromClaim("data"), withFinalizer(datasource.LinkSnapshotFinalizer))
 	prodRestore := restoring("prod", "restore", datasource.SnapshotKind, "snap")
 	link := linkcachetest.Link("prod", "to-snap", "ns", "snap")
@@ -88,6 +89,9 @@ func TestDeleteGuard(t *testing.T) {
 		"a snapshot restored in another namespace with a grant is denied, naming the claim": {
 			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), snap: protected,
 			denied: []string{"prod/restore"}, reason: reasonCrossNamespaceRestore},
+		"a snapshot protected by the finalizer of restores naming its namespace is denied": {
+			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), snap: crossProtected,
+			denied: []string{"prod/restore"}, reason: reasonCrossNamespaceRestore},
 		"every restoring claim is named": {
 			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore, restoring("dev", "copy", datasource.SnapshotKind, "snap")}),
 			snap:  protected, denied: []string{"dev/copy", "prod/restore"}, reason: reasonCrossNamespaceRestore},
@@ -95,7 +99,7 @@ func TestDeleteGuard(t *testing.T) {
 			guard: guardOf(t, granted, linkcachetest.Links{link}, true, []*v1.PersistentVolumeClaim{restoring("prod", "through", datasource.LinkKind, "to-snap")}),
 			snap:  linkProtected, denied: []string{"prod/through"}, reason: reasonCrossNamespaceRestore},
 		"sidecars without the gate restore nothing from dataSourceRef.namespace": {
-			guard: setAs(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), false, true), snap: protected},
+			guard: setAs(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), false, true), snap: crossProtected},
 		"sidecars without --cross-namespace-snapshot restore nothing through links": {
 			guard: setAs(guardOf(t, granted, linkcachetest.Links{link}, true, []*v1.PersistentVolumeClaim{restoring("prod", "through", datasource.LinkKind, "to-snap")}), true, false),
 			snap:  linkProtected},

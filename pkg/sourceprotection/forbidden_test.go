@@ -146,7 +146,7 @@ func TestForbiddenReleaseIsNotRequeued(t *testing.T) {
 	}
 	p := New(Config{Client: client, Claims: claims, Volumes: noVolumes{}, InFlight: inflight.New(),
 		VolumeName: func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }})
-	p.Recheck(prodClaim)
+	p.queue.Add(prodClaim)
 	p.processNext(context.Background())
 	if n := p.queue.NumRequeues(prodClaim); n != 0 || p.queue.Len() != 0 {
 		t.Errorf("a forbidden release was requeued (%d requeues, %d queued)", n, p.queue.Len())

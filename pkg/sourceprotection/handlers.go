@@ -48,8 +48,9 @@ func (p *Protector) VolumeHandler() cache.ResourceEventHandler {
 }
 
 // SnapshotHandler checks every snapshot that carries a finalizer of this
-// protector, so one left behind by a crash or a deleted claim is released.
-// The finalizer of restores through links is left alone unless links are
+// protector, so one left behind by a crash or a deleted claim is released:
+// each use whose finalizer it carries (see datasource.Source.Uses). The
+// finalizer of restores through links is left alone unless links are
 // followed. As for claims, the record of the last write to a snapshot ends
 // once the cache shows that write, or the snapshot is gone.
 func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
@@ -58,13 +59,8 @@ func (p *Protector) SnapshotHandler() cache.ResourceEventHandler {
 		if !ok {
 			return
 		}
-		src := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name}
-		if hasFinalizer(snap, datasource.SnapshotFinalizer) {
-			p.queue.Add(src)
-		}
-		if src.ThroughLink = true; p.cfg.Links != nil && hasFinalizer(snap, datasource.LinkSnapshotFinalizer) {
-			p.queue.Add(src)
-		}
+		p.queueProtected(snap, datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind,
+			Namespace: snap.Namespace, Name: snap.Name})
 	}
 	return cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, n any) {
 		p.sourceSeen(n)
@@ -109,15 +105,13 @@ func (p *Protector) recheckLinkTarget(namespace, name string) {
 }
 
 // enqueueClaim queues the claim's source when sourceChanged, and the claim
-// itself when it carries the clone finalizer.
+// itself for each clone finalizer it carries.
 func (p *Protector) enqueueClaim(obj any, sourceChanged bool) {
 	claim, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok {
 		return
 	}
-	if hasFinalizer(claim, datasource.CloneFinalizer) {
-		p.queue.Add(datasource.Source{Kind: datasource.ClaimKind, Namespace: claim.Namespace, Name: claim.Name})
-	}
+	p.queueProtected(claim, datasource.Source{Kind: datasource.ClaimKind, Namespace: claim.Namespace, Name: claim.Name})
 	if !sourceChanged {
 		return
 	}
@@ -125,9 +119,20 @@ func (p *Protector) enqueueClaim(obj any, sourceChanged bool) {
 	switch {
 	case err != nil:
 	case src.Type() == datasource.Snapshot || src.Type() == datasource.Claim:
-		p.queue.Add(src.Object())
+		p.Recheck(src)
 	case src.Type() == datasource.Link && p.cfg.Links != nil:
 		p.recheckLinkTarget(src.Namespace, src.Name)
+	}
+}
+
+// queueProtected queues each use of the object target (obj, a snapshot or
+// claim) whose finalizer obj carries; the links' only when links are
+// followed.
+func (p *Protector) queueProtected(obj metav1.Object, target datasource.Source) {
+	for _, use := range target.Uses() {
+		if hasFinalizer(obj, use.Finalizer()) && (!use.ThroughLink || p.cfg.Links != nil) {
+			p.queue.Add(use)
+		}
 	}
 }
 

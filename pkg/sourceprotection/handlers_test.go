@@ -1,6 +1,7 @@
 package sourceprotection
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -14,12 +15,13 @@ import (
 
 // TestCrossNamespaceClonesRecheckTheirSource: the events that can end a
 // cross-namespace clone's use of its source (a grant change in the source's
-// namespace, the clone's PV, the clone's deletion) re-check the source claim.
+// namespace, the clone's PV, the clone's deletion) re-check the source
+// claim, for both finalizers such a clone holds.
 func TestCrossNamespaceClonesRecheckTheirSource(t *testing.T) {
 	clone := pendingClaim("test", "x", prodClaim)
 	p := New(Config{Claims: claimIndexer(t, clone, pendingClaim("test", "y", prodSnap))})
 	defer p.queue.ShutDown()
-	both, source := []datasource.Source{prodClaim, prodSnap}, []datasource.Source{prodClaim}
+	both, source := directUses(prodClaim, prodSnap), directUses(prodClaim)
 	cloneVolume := &v1.PersistentVolume{Spec: v1.PersistentVolumeSpec{ClaimRef: &v1.ObjectReference{Namespace: "test", Name: "x"}}}
 	tests := []struct {
 		name  string
@@ -35,11 +37,28 @@ func TestCrossNamespaceClonesRecheckTheirSource(t *testing.T) {
 	for _, tt := range tests {
 		tt.event()
 		got := queued(p)
-		slices.SortFunc(got, func(a, b datasource.Source) int { return strings.Compare(a.String(), b.String()) })
+		slices.SortFunc(got, bySpelling)
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%s: queued %v, want %v", tt.name, got, tt.want)
 		}
 	}
+}
+
+// directUses are the uses of srcs named directly, with and without the
+// namespace, in bySpelling's order.
+func directUses(srcs ...datasource.Source) []datasource.Source {
+	var uses []datasource.Source
+	for _, src := range srcs {
+		explicit := src
+		explicit.ExplicitNamespace = true
+		uses = append(uses, src, explicit)
+	}
+	slices.SortFunc(uses, bySpelling)
+	return uses
+}
+
+func bySpelling(a, b datasource.Source) int {
+	return strings.Compare(fmt.Sprintf("%+v", a), fmt.Sprintf("%+v", b))
 }
 
 // TestSnapshotHandlerQueuesEachFinalizerItFollows: a snapshot is checked
@@ -47,14 +66,16 @@ func TestCrossNamespaceClonesRecheckTheirSource(t *testing.T) {
 // protector that follows links.
 func TestSnapshotHandlerQueuesEachFinalizerItFollows(t *testing.T) {
 	snap := &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: "prod", Name: "snap",
-		Finalizers: []string{datasource.SnapshotFinalizer, datasource.LinkSnapshotFinalizer}}}
+		Finalizers: []string{datasource.SnapshotFinalizer, datasource.LinkSnapshotFinalizer, datasource.CrossNamespaceSnapshotFinalizer}}}
+	explicit := prodSnap
+	explicit.ExplicitNamespace = true
 	for _, tt := range []struct {
 		name  string
 		links LinkIndex
 		want  []datasource.Source
 	}{
-		{"following links", storyLinks, []datasource.Source{prodSnap, prodSnapViaLink}},
-		{"not following links", nil, []datasource.Source{prodSnap}},
+		{"following links", storyLinks, []datasource.Source{prodSnap, explicit, prodSnapViaLink}},
+		{"not following links", nil, []datasource.Source{prodSnap, explicit}},
 	} {
 		p := New(Config{Links: tt.links})
 		p.SnapshotHandler().OnAdd(snap, false)

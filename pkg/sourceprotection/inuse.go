@@ -17,7 +17,11 @@ import (
 // still serves while being deleted (datasource.ServesDespiteDeletion).
 // Clones from other namespaces count as restores do: the upstream
 // provisioner looks only for clones in the source's own namespace, and
-// releases a source that a cross-namespace clone is still being made from.
+// releases a source that a cross-namespace clone is still being made from,
+// unless it is protected by the finalizer of such clones. Claims of other
+// provisioners are judged with the gate on (sourceuse.Finder.Provisioner),
+// so that a sidecar with the gate off does not release a restore of
+// another driver's.
 func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 	if p.cfg.InFlight != nil && p.cfg.InFlight.Uses(src) {
 		return true
@@ -36,7 +40,8 @@ func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 
 // finder asks sourceuse with the protector's caches.
 func (p *Protector) finder() sourceuse.Finder {
-	f := sourceuse.Finder{Claims: p.cfg.Claims, Volumes: p.cfg.Volumes, VolumeName: p.cfg.VolumeName, Policy: p.cfg.Policy}
+	f := sourceuse.Finder{Claims: p.cfg.Claims, Volumes: p.cfg.Volumes, VolumeName: p.cfg.VolumeName, Policy: p.cfg.Policy,
+		Provisioner: p.cfg.Policy.Driver.Name}
 	if p.cfg.Links != nil {
 		f.Links = p.cfg.Links
 	}

@@ -11,6 +11,20 @@
 // object its own last write returned over a cache that has not caught up
 // with it, so a release can never undo a protection that a CreateVolume
 // relies on.
+//
+// Each way of using a source has its finalizer (datasource.Source.Finalizer),
+// released when no claim holds it any more (see package sourceuse for which
+// claims hold which). Next to other provisioners' sidecars the rule is:
+// upstream's shared finalizers (volumesnapshot-as-source-protection,
+// cloning-protection) are held by every claim naming the source, with or
+// without spec.dataSourceRef.namespace; restores and clones naming the
+// namespace are protected by finalizers of their own, which upstream's
+// provisioner and snapshot-controller never touch; and a claim of another
+// provisioner is judged as if the CrossNamespaceSourceProvisioning gate
+// were on (its own sidecar decides it), its grant still deciding. So a
+// sidecar with the gate off, or upstream's cloning-protection controller,
+// never takes the protection off another driver's restore across
+// namespaces.
 package sourceprotection
 
 import (
@@ -103,11 +117,11 @@ func New(cfg Config) *Protector {
 		workqueue.TypedRateLimitingQueueConfig[datasource.Source]{Name: "source-protection"})}
 }
 
-// Protect makes sure src carries its finalizer before a volume is made from
-// it. It writes unless the object last seen (the cache, or this protector's
-// own newer write) carries it.
+// Protect makes sure src carries the finalizer of its use before a volume
+// is made from it. It writes unless the object last seen (the cache, or
+// this protector's own newer write) carries it.
 func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
-	src, target := src.Object(), src.Target()
+	target := src.Target()
 	unlock := p.writes.lock(target)
 	defer unlock()
 	p.idle.used(src)
@@ -127,7 +141,17 @@ func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
 }
 
 // Recheck queues src to have its finalizer released if nothing uses it.
-func (p *Protector) Recheck(src datasource.Source) { p.queue.Add(src.Object()) }
+// A direct use queues both spellings (datasource.Source.Uses): a claim
+// naming the namespace holds upstream's shared finalizer too (see package
+// sourceuse), and attempts in flight are known whatever the spelling
+// (datasource.Source.Object).
+func (p *Protector) Recheck(src datasource.Source) {
+	for _, use := range src.Uses() {
+		if use.ThroughLink == src.ThroughLink {
+			p.queue.Add(use)
+		}
+	}
+}
 
 // Run removes finalizers that are no longer needed until ctx is done. It
 // starts once the caches in Config.Synced have synced.

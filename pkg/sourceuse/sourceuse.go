@@ -5,6 +5,31 @@
 // mean the same claims: those provisioning (claimsource.Policy.Admit) would
 // use the source, found through the claim index of package requeue,
 // directly or through VolumeSnapshotLinks.
+//
+// A source is used in one of three ways, each guarded by its own finalizer
+// (datasource.Source.Finalizer): named in the claim's own namespace,
+// named with spec.dataSourceRef.namespace, or through a link. The pending
+// claims of a use are those that hold its finalizer:
+//
+//   - a claim naming spec.dataSourceRef.namespace holds the finalizer of
+//     such uses, which is this provisioner's own;
+//   - every claim naming the source directly, with or without the
+//     namespace, holds upstream's shared finalizer: the upstream
+//     csi-provisioner protects restores and clones naming a namespace with
+//     it too, and a restore begun before this provisioner had finalizers
+//     of its own for them still carries it;
+//   - a claim naming a VolumeSnapshotLink to a snapshot holds the links'.
+//
+// Whose settings judge a claim: a claim handed to the provisioner the
+// Finder serves (claimsource.ProvisionerOf) is judged by its own Policy, the
+// CrossNamespaceSourceProvisioning gate included. A claim of another
+// provisioner is judged as if the gate were on: its own sidecar, which may
+// have the gate on, decides it, and a sidecar with the gate off must not
+// release the protection of another driver's restore across namespaces.
+// Its grant still decides, so naming another provisioner in an annotation
+// (anyone can write one on their claim) holds a snapshot or claim of
+// another namespace only while that namespace's owner allows the
+// reference, exactly as a claim of this provisioner would.
 package sourceuse
 
 import (
@@ -39,6 +64,11 @@ type Finder struct {
 	VolumeName func(*v1.PersistentVolumeClaim) string
 	// Policy is provisioning's decision; only its Admit is asked.
 	Policy claimsource.Policy
+	// Provisioner is the provisioner whose claims Policy judges as it is
+	// set; the claims of others are judged with the cross-namespace gate on
+	// (see the package comment). Empty, Policy judges every claim as set
+	// (the webhook's DELETE guard, set as the sidecars are).
+	Provisioner string
 }
 
 // Use is a pending claim of a source and provisioning's verdict on it.
@@ -47,16 +77,16 @@ type Use struct {
 	Verdict claimsource.Verdict
 }
 
-// Pending returns the claims that name src (or, when src.ThroughLink, a
-// VolumeSnapshotLink to it) and are still to be provisioned from it, with
-// Admit's verdict on each: not deleted, created (and so was the link it
-// names src through) before src's deletion was requested while src (obj,
-// as last seen) still carries its finalizer
-// (datasource.ServesUseDespiteDeletion), and with no PV yet. A claim whose PV
-// the cache cannot rule out, or whose source cannot be resolved, is left
-// out. The caller decides which verdicts count (Verdict.HoldsSource for
-// protection). The error says that the link cache could not be read; the
-// claims found directly are returned with it.
+// Pending returns the claims that hold src's finalizer (src is one use of
+// the object, see the package comment) and are still to be provisioned
+// from it, with Admit's verdict on each: not deleted, created (and so was
+// the link it names src through) before src's deletion was requested while
+// src (obj, as last seen) still carries its finalizer
+// (datasource.ServesUseDespiteDeletion), and with no PV yet. A claim
+// whose PV the cache cannot rule out, or whose source cannot be resolved,
+// is left out. The caller decides which verdicts count
+// (Verdict.HoldsSource for protection). The error says that the link cache
+// could not be read; the claims found directly are returned with it.
 func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error) {
 	objs, err := f.claimsOf(src)
 	var uses []Use
@@ -69,11 +99,29 @@ func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error)
 		if _, err := f.Volumes.Get(f.VolumeName(claim)); !apierrors.IsNotFound(err) {
 			continue // provisioned (or the cache cannot say otherwise)
 		}
-		if _, verdict, err := f.Policy.Admit(claim); err == nil {
+		if named, verdict, err := f.policyFor(claim).Admit(claim); err == nil && holds(src, named) {
 			uses = append(uses, Use{Claim: claim, Verdict: verdict})
 		}
 	}
 	return uses, err
+}
+
+// holds reports whether a claim naming named holds the finalizer of the
+// use src (see the package comment); claimsOf found it under src's object.
+func holds(src, named datasource.Source) bool {
+	return src.ThroughLink || !src.ExplicitNamespace || named.ExplicitNamespace
+}
+
+// policyFor is the policy that judges claim: Policy for the claims of
+// Provisioner, else Policy with the cross-namespace gate on (see the
+// package comment).
+func (f Finder) policyFor(claim *v1.PersistentVolumeClaim) claimsource.Policy {
+	if f.Provisioner == "" || claimsource.ProvisionerOf(claim) == f.Provisioner {
+		return f.Policy
+	}
+	p := f.Policy
+	p.CrossNamespace = true
+	return p
 }
 
 // found is an indexed claim and the VolumeSnapshotLink it names its

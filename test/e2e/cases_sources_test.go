@@ -13,9 +13,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
-const protectionFinalizer = "provisioner.storage.kubernetes.io/volumesnapshot-as-source-protection"
+// protectionFinalizer protects a snapshot restored by a claim naming its
+// namespace, as the restores across namespaces of these cases do.
+const protectionFinalizer = datasource.CrossNamespaceSnapshotFinalizer
 
 // testSnapshotDeletedWhileProvisioning: the source snapshot is deleted while
 // a slow driver restores it across namespaces. The deletion waits for the

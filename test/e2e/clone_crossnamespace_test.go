@@ -11,9 +11,12 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
+
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
-const cloneFinalizer = "provisioner.storage.kubernetes.io/cloning-protection"
+// cloneFinalizer protects a claim cloned by a claim naming its namespace.
+const cloneFinalizer = datasource.CrossNamespaceCloneFinalizer
 
 // testCrossNamespaceClone: Bob's claim in test clones Alice's claim in prod
 // through spec.dataSourceRef.namespace, as the upstream provisioner v6.3

@@ -31,7 +31,7 @@ import (
 const settleBound = 3 * time.Minute
 
 // protectionFinalizers are the sidecar's source-protection finalizers.
-var protectionFinalizers = []string{datasource.SnapshotFinalizer, datasource.LinkSnapshotFinalizer, datasource.CloneFinalizer}
+var protectionFinalizers = datasource.Finalizers
 
 // tally is what a reconciliation counted, for the scenario's summary line.
 type tally struct {

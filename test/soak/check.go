@@ -23,7 +23,7 @@ import (
 const watchLag = time.Second
 
 // protectionFinalizers are the sidecar's source-protection finalizers.
-var protectionFinalizers = []string{datasource.SnapshotFinalizer, datasource.LinkSnapshotFinalizer, datasource.CloneFinalizer}
+var protectionFinalizers = datasource.Finalizers
 
 // cannotBind reports whether c can no longer be provisioned: it restores
 // across namespaces without a grant, or its snapshot is gone (after a
