@@ -150,7 +150,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 				linkStatus.GrantsChanged(namespace)
 			}
 		}})
-	links, err := newLinks(&cfg, claims)
+	links, err := newLinks(&cfg, claims, func() { protector.LinksSynced() })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -169,7 +169,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		VolumeName: volumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced},
 		Linger: cmp.Or(cfg.sourceLinger, sourceProtectionLinger)}
 	if links != nil {
-		policy.Links, protection.Links = links, links
+		policy.Links, protection.Links, protection.SnapshotList = links, links, snapshots
 		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})
 		links.AddHandler(linkStatus.LinkHandler())
 		links.AddHandler(order.LinkHandler()) // a restore through a link is as new as the link
@@ -275,8 +275,9 @@ const linkStatusWorkers = 2
 
 // newLinks returns the VolumeSnapshotLink cache, wired to re-queue the
 // claims that restore through links, or nil when --cross-namespace-snapshot
-// is off. The cache starts whenever the CRD is served.
-func newLinks(cfg *buildConfig, claims *requeue.Claims) (*linkcache.Cache, error) {
+// is off. The cache starts whenever the CRD is served; onSynced is called,
+// before the claims are re-queued, each time it can be read again.
+func newLinks(cfg *buildConfig, claims *requeue.Claims, onSynced func()) (*linkcache.Cache, error) {
 	if !cfg.opts.CrossNamespaceSnapshot {
 		return nil, nil
 	}
@@ -290,7 +291,10 @@ func newLinks(cfg *buildConfig, claims *requeue.Claims) (*linkcache.Cache, error
 		cfg.linkDiscovery = cfg.links.Discovery()
 	}
 	links := linkcache.New(linkcache.Config{Client: cfg.links, Discovery: cfg.linkDiscovery, ResyncPeriod: cfg.opts.ResyncPeriod,
-		PollInterval: cfg.pollInterval, OnSynced: func() { claims.LinksSynced() }})
+		PollInterval: cfg.pollInterval, OnSynced: func() {
+			onSynced()
+			claims.LinksSynced()
+		}})
 	claims.SetLinks(links)
 	links.AddHandler(claims.LinkHandler())
 	return links, nil

@@ -172,6 +172,22 @@ func (c *Cache) GetSnapshot(namespace, name string) (*snapv1.VolumeSnapshot, err
 	return obj.(*snapv1.VolumeSnapshot), nil
 }
 
+// ListSnapshots returns every cached snapshot, or an error saying why the
+// cache cannot be read. Unlike GetSnapshot it never reads the API server:
+// while the informer is refused, it returns the refusal.
+func (c *Cache) ListSnapshots() ([]*snapv1.VolumeSnapshot, error) {
+	inf, _, err := c.snapshots.Informer()
+	if err != nil {
+		return nil, err
+	}
+	objs := inf.GetIndexer().List()
+	snaps := make([]*snapv1.VolumeSnapshot, 0, len(objs))
+	for _, o := range objs {
+		snaps = append(snaps, o.(*snapv1.VolumeSnapshot))
+	}
+	return snaps, nil
+}
+
 // GetContent returns the content like GetSnapshot. With the upstream
 // csi-provisioner's RBAC (no watch on contents) it reads each one with a
 // GET, as upstream does.

@@ -49,6 +49,9 @@ func TestCacheWorksOnceTheSnapshotCRDsAreServed(t *testing.T) {
 	}); err != nil {
 		t.Fatal("GetSnapshot without the CRD never said the API is not served")
 	}
+	if list, err := c.ListSnapshots(); !errors.Is(err, optionalapi.ErrNotServed) {
+		t.Errorf("ListSnapshots without the CRD = %v, %v; want ErrNotServed", list, err)
+	}
 	disc.Serve(served)
 	// The two informers start and sync independently; OnSynced says both have.
 	if err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
@@ -76,6 +79,9 @@ func TestCacheWorksOnceTheSnapshotCRDsAreServed(t *testing.T) {
 	}
 	if s, err := c.GetSnapshot("prod", "absent"); err != nil || s != nil {
 		t.Errorf("an absent snapshot = %v, %v; want nil, nil", s, err)
+	}
+	if list, err := c.ListSnapshots(); err != nil || len(list) != 1 || list[0].Name != "snap" {
+		t.Errorf("ListSnapshots = %v, %v; want prod/snap", list, err)
 	}
 }
 

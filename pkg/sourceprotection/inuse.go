@@ -3,6 +3,7 @@ package sourceprotection
 import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/sourceuse"
 )
@@ -29,9 +30,18 @@ func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 	if src.ThroughLink && p.cfg.Links == nil {
 		return true // cannot tell: only a sidecar following links releases their finalizer
 	}
-	uses, _ := p.finder().Pending(src, obj)
+	uses, err := p.finder().Pending(src, obj)
+	if err != nil {
+		// Cannot tell: the link cache has not synced (a restart, a leader
+		// change), its list is refused or its CRD is not served, and a
+		// claim restoring through a link would look absent. LinksSynced
+		// re-checks once it can be read.
+		return true
+	}
 	for _, u := range uses {
-		if u.Verdict.HoldsSource() {
+		// A claim whose link became unreadable after it was found cannot
+		// be told either.
+		if u.Verdict.HoldsSource() || u.Verdict.Reason == claimsource.ReasonLinkAPIUnavailable {
 			return true
 		}
 	}
