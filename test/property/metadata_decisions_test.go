@@ -139,7 +139,8 @@ func (d decisions) decideSidecar(t *testing.T, w metaWorld) {
 		src, verdict, err = policy.Decide(c, util.GetPersistentVolumeClaimClass(c))
 		d.verdict("decide", c, src, verdict, err)
 	}
-	finder := sourceuse.Finder{Claims: claimIndex, Volumes: corelisters.NewPersistentVolumeLister(volumes), VolumeName: volumeName, Policy: policy}
+	finder := sourceuse.Finder{Claims: claimIndex, Volumes: corelisters.NewPersistentVolumeLister(volumes), VolumeName: volumeName, Policy: policy,
+		Provisioner: driverName} // as the sidecar's source protection asks
 	if w.snapshotLinks {
 		finder.Links = links
 	}
