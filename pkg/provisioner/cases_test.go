@@ -269,7 +269,7 @@ func TestProvisioning(t *testing.T) {
 			},
 			want: []string{protectProdSnapshot, createFromProd + " → DeadlineExceeded", "provision test/data: Background, CSI DeadlineExceeded",
 				"> persistentvolumeclaims test/data deleted",
-				createFromProd, "DeleteVolume id-" + pvName, "provision test/data: Finished, ignored: claim deleted"},
+				createFromProd, "DeleteVolume id-" + pvName, "provision test/data: Finished, ignored: claim was deleted"},
 		},
 		{
 			name:    "a volume the driver made without the snapshot's data is deleted again",

@@ -97,7 +97,7 @@ func (p *Provisioner) abandon(ctx context.Context, attempt *inflight.Attempt, wh
 			// The driver says it has no such volume and will not make one.
 			p.inflight.End(attempt.Claim)
 			logger.Info("Abandoned a CreateVolume whose outcome was unknown; the driver created no volume", "volume", req.GetName(), "err", err)
-			return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: why}
+			return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim " + why}
 		}
 		p.inflight.Park(attempt.Claim)
 		return nil, controller.ProvisioningInBackground, fmt.Errorf("claim %s/%s %s; getting its volume back to delete it: %w",
@@ -109,7 +109,7 @@ func (p *Provisioner) abandon(ctx context.Context, attempt *inflight.Attempt, wh
 		p.inflight.End(attempt.Claim)
 		logger.Error(nil, "Abandoned a CreateVolume whose outcome was unknown; the volume the driver returned is not deleted: "+notOurs,
 			"volume", req.GetName(), "volumeID", created.GetVolumeId())
-		return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: why}
+		return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim " + why}
 	}
 	id := created.GetVolumeId()
 	if err := p.driver.DeleteVolume(ctx, &csi.DeleteVolumeRequest{VolumeId: id, Secrets: req.GetSecrets()}); err != nil {
@@ -119,7 +119,7 @@ func (p *Provisioner) abandon(ctx context.Context, attempt *inflight.Attempt, wh
 	}
 	p.inflight.End(attempt.Claim)
 	logger.Info("Abandoned a CreateVolume whose outcome was unknown; the volume was deleted", "volume", req.GetName(), "volumeID", id)
-	return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: why}
+	return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: "claim " + why}
 }
 
 // undoCreate deletes a volume the driver created wrongly (without the
