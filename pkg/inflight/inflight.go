@@ -37,6 +37,8 @@ type Attempt struct {
 	Source datasource.Source
 	// Request is exactly what was sent; it is sent again unchanged.
 	Request *csi.CreateVolumeRequest
+	// Volume is the name of the PV the claim gets from this attempt.
+	Volume string
 }
 
 // Registry holds the attempts in progress. It is safe for concurrent use.

@@ -104,7 +104,13 @@ func (p *Provisioner) abandon(ctx context.Context, attempt *inflight.Attempt, wh
 			attempt.Namespace, attempt.Name, why, err)
 	}
 	created := resp.GetVolume()
-	if notOurs := p.notThisAttempts(ctx, req, created); notOurs != "" {
+	notOurs, err := p.notThisAttempts(ctx, attempt, created)
+	if err != nil {
+		p.inflight.Park(attempt.Claim)
+		return nil, controller.ProvisioningInBackground, fmt.Errorf("claim %s/%s %s; checking that its volume is not in use: %w",
+			attempt.Namespace, attempt.Name, why, err)
+	}
+	if notOurs != "" {
 		// Deleting it could destroy another claim's data: keep it, say so.
 		p.inflight.End(attempt.Claim)
 		logger.Error(nil, "Abandoned a CreateVolume whose outcome was unknown; the volume the driver returned is not deleted: "+notOurs,

@@ -215,7 +215,7 @@ func (p *Provisioner) provision(ctx context.Context, opts controller.ProvisionOp
 	if err != nil {
 		return nil, controller.ProvisioningNoChange, err
 	}
-	attempt := &inflight.Attempt{Claim: claim.UID, Namespace: claim.Namespace, Name: claim.Name, Request: req}
+	attempt := &inflight.Attempt{Claim: claim.UID, Namespace: claim.Namespace, Name: claim.Name, Request: req, Volume: opts.PVName}
 	if content != nil {
 		attempt.Source = src
 	}

@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
@@ -62,20 +65,37 @@ func (p *Provisioner) abandonReason(attempt *inflight.Attempt) string {
 	return ""
 }
 
-// notThisAttempts says why created, which CreateVolume returned for req,
-// may not be the volume this attempt made, "" when it is: a volume with
+// notThisAttempts says why created, which CreateVolume returned for the
+// attempt's request, may not be deleted, "" when it may: a volume with
 // another content source or smaller than asked is another request's (a
 // name shared by another claim, e.g. with a short
-// --volume-name-uuid-length), and a volume a PV already names belongs to
-// that PV's claim.
-func (p *Provisioner) notThisAttempts(ctx context.Context, req *csi.CreateVolumeRequest, created *csi.Volume) string {
+// --volume-name-uuid-length), and a volume a PV names belongs to that PV's
+// claim. The attempt's own PV is read from the API server, as the cache
+// may not show it yet: an earlier CreateVolume of the claim may have been
+// answered and its PV saved, and the claim bound to it, before this one's
+// answer was lost.
+func (p *Provisioner) notThisAttempts(ctx context.Context, attempt *inflight.Attempt, created *csi.Volume) (string, error) {
+	req := attempt.Request
 	if !confirmsSource(req.GetVolumeContentSource(), created.GetContentSource()) {
-		return "its data source is not the one requested"
+		return "its data source is not the one requested", nil
 	}
 	if got, want := created.GetCapacityBytes(), req.GetCapacityRange().GetRequiredBytes(); got != 0 && got < want {
-		return fmt.Sprintf("its %d bytes are less than the %d requested", got, want)
+		return fmt.Sprintf("its %d bytes are less than the %d requested", got, want), nil
 	}
-	return p.namedByVolume(ctx, created.GetVolumeId())
+	if owner := p.namedByVolume(ctx, created.GetVolumeId()); owner != "" || attempt.Volume == "" {
+		return owner, nil
+	}
+	pv, err := p.client.CoreV1().PersistentVolumes().Get(ctx, attempt.Volume, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil
+	case err != nil:
+		return "", fmt.Errorf("reading PersistentVolume %s: %w", attempt.Volume, err)
+	}
+	if names(ctx, p, pv, created.GetVolumeId()) {
+		return fmt.Sprintf("PersistentVolume %s names it", pv.Name), nil
+	}
+	return "", nil
 }
 
 // namedByVolume says which PV already names the driver's volume id (an
@@ -87,14 +107,21 @@ func (p *Provisioner) namedByVolume(ctx context.Context, id string) string {
 		return ""
 	}
 	for _, pv := range pvs {
-		if pv.Spec.CSI == nil {
-			if pv, _, err = p.migration.volumeToCSI(ctx, pv); err != nil || pv.Spec.CSI == nil {
-				continue
-			}
-		}
-		if source := pv.Spec.CSI; source.Driver == p.driverName && source.VolumeHandle == id {
+		if names(ctx, p, pv, id) {
 			return fmt.Sprintf("PersistentVolume %s already names it", pv.Name)
 		}
 	}
 	return ""
+}
+
+// names reports whether pv (an in-tree PV in its CSI form) names the
+// driver's volume id.
+func names(ctx context.Context, p *Provisioner, pv *v1.PersistentVolume, id string) bool {
+	if pv.Spec.CSI == nil {
+		var err error
+		if pv, _, err = p.migration.volumeToCSI(ctx, pv); err != nil || pv.Spec.CSI == nil {
+			return false
+		}
+	}
+	return pv.Spec.CSI.Driver == p.driverName && pv.Spec.CSI.VolumeHandle == id
 }
