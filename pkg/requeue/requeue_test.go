@@ -290,8 +290,8 @@ func TestClonesAreRequeuedByTheirSourceVolume(t *testing.T) {
 		return pv
 	}
 	bound, pending := volume("prod", "src", v1.VolumeBound), volume("prod", "src", v1.VolumePending)
-	labelled := bound.DeepCopy()
-	labelled.Labels = map[string]string{"a": "b"}
+	labeled := bound.DeepCopy()
+	labeled.Labels = map[string]string{"a": "b"}
 	tests := []struct {
 		name  string
 		event func()
@@ -304,7 +304,7 @@ func TestClonesAreRequeuedByTheirSourceVolume(t *testing.T) {
 		{"a volume gets bound to the source", func() { h.OnUpdate(volume("", "", v1.VolumeAvailable), bound) }, []string{"cross"}},
 		{"the source's volume is bound to another claim",
 			func() { h.OnUpdate(bound, volume("test", "src", v1.VolumeBound)) }, []string{"local"}},
-		{"the source's volume is resynced or labelled", func() { h.OnUpdate(bound, bound); h.OnUpdate(bound, labelled) }, nil},
+		{"the source's volume is resynced or labeled", func() { h.OnUpdate(bound, bound); h.OnUpdate(bound, labeled) }, nil},
 		{"the source's volume is deleted", func() { h.OnDelete(cache.DeletedFinalStateUnknown{Obj: bound}) }, []string{"cross"}},
 	}
 	for _, tt := range tests {
