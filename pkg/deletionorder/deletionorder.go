@@ -13,8 +13,11 @@
 // after the deletion arrived was created after it. A deletion that was
 // already there when the source was first seen (the process started, or
 // its cache relisted, after it) cannot be ordered, and neither can a claim
-// the Log has forgotten: datasource.ServesDespiteDeletion then keeps its
-// rule of whole seconds. What remains is the difference between the delays
+// the Log has forgotten, nor one that came with its informer's initial list
+// (a cache that synced after the deletion arrived, such as a
+// VolumeSnapshotLink cache that could not be read until then, lists
+// objects created at any time before): datasource.ServesDespiteDeletion
+// then keeps its rule of whole seconds. What remains is the difference between the delays
 // of two watches, milliseconds instead of up to a second.
 package deletionorder
 
@@ -34,8 +37,9 @@ type Log struct {
 	now func() time.Time
 
 	mu sync.Mutex
-	// claims: when each claim was first seen. deletions: when each
-	// source's deletion request was seen arriving.
+	// claims: when each claim was first seen, zero when it came with an
+	// initial list. deletions: when each source's deletion request was
+	// seen arriving.
 	claims, deletions map[types.UID]time.Time
 }
 
@@ -52,8 +56,8 @@ func New(now func() time.Time) *Log {
 
 // CreatedAfterDeletion reports whether claim was first seen after the
 // deletion request of source was seen arriving. known is false when the
-// deletion's arrival was not seen. A claim not seen yet (its handler has
-// not run) is seen now.
+// deletion's arrival was not seen, or the claim came with an initial list.
+// A claim not seen yet (its handler has not run) is seen now.
 func (l *Log) CreatedAfterDeletion(claim, source metav1.Object) (after, known bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -61,17 +65,23 @@ func (l *Log) CreatedAfterDeletion(claim, source metav1.Object) (after, known bo
 	if !ok {
 		return false, false
 	}
-	seen := l.sawClaim(claim.GetUID())
+	seen := l.sawClaim(claim.GetUID(), false)
+	if seen.IsZero() {
+		return false, false
+	}
 	return seen.After(deleted), true
 }
 
-// sawClaim records the first sighting of a claim and returns it. The
-// caller holds mu.
-func (l *Log) sawClaim(uid types.UID) time.Time {
+// sawClaim records the first sighting of a claim, listed or not, and
+// returns it (zero when listed). The caller holds mu.
+func (l *Log) sawClaim(uid types.UID, listed bool) time.Time {
 	if t, ok := l.claims[uid]; ok {
 		return t
 	}
-	t := l.now()
+	var t time.Time
+	if !listed {
+		t = l.now()
+	}
 	l.claims[uid] = t
 	return t
 }
@@ -99,11 +109,7 @@ func (l *Log) forget(obj metav1.Object) {
 // requests of claims (the sources of clones); add it to the claim
 // informer.
 func (l *Log) ClaimHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    l.add,
-		UpdateFunc: l.update,
-		DeleteFunc: l.delete,
-	}
+	return sightings{log: l, updates: true}
 }
 
 // LinkHandler records VolumeSnapshotLinks as they are first seen, as
@@ -113,8 +119,26 @@ func (l *Log) ClaimHandler() cache.ResourceEventHandler {
 // claim would be. A link deleted and re-created is seen anew. Add it to
 // the link informer.
 func (l *Log) LinkHandler() cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{AddFunc: l.add, DeleteFunc: l.delete}
+	return sightings{log: l}
 }
+
+// sightings feeds the Log the claims (with updates: also their deletion
+// requests) or links an informer delivers, telling those of its initial
+// list apart.
+type sightings struct {
+	log     *Log
+	updates bool
+}
+
+func (s sightings) OnAdd(obj any, isInInitialList bool) { s.log.add(obj, isInInitialList) }
+
+func (s sightings) OnUpdate(oldObj, newObj any) {
+	if s.updates {
+		s.log.update(oldObj, newObj)
+	}
+}
+
+func (s sightings) OnDelete(obj any) { s.log.delete(obj) }
 
 // SourceHandler records the deletion requests of sources; add it to the
 // VolumeSnapshot informer.
@@ -122,10 +146,10 @@ func (l *Log) SourceHandler() cache.ResourceEventHandler {
 	return cache.ResourceEventHandlerFuncs{UpdateFunc: l.update, DeleteFunc: l.delete}
 }
 
-func (l *Log) add(obj any) {
+func (l *Log) add(obj any, listed bool) {
 	if o, ok := obj.(metav1.Object); ok {
 		l.mu.Lock()
-		l.sawClaim(o.GetUID())
+		l.sawClaim(o.GetUID(), listed)
 		l.mu.Unlock()
 	}
 }

@@ -93,6 +93,19 @@ func TestCreatedAfterDeletion(t *testing.T) {
 			},
 			handler: (*Log).LinkHandler, wantAfter: true, wantKnown: true,
 		},
+		"a claim listed after the deletion arrived cannot be ordered: it may be older": {
+			events: func(claims, sources cache.ResourceEventHandler) {
+				sources.OnUpdate(object("snap", false), object("snap", true))
+				claims.OnAdd(object("claim", false), true)
+			},
+		},
+		"a link listed by a link cache that synced after the deletion arrived cannot be ordered": {
+			events: func(links, sources cache.ResourceEventHandler) {
+				sources.OnUpdate(object("snap", false), object("snap", true))
+				links.OnAdd(object("claim", false), true)
+			},
+			handler: (*Log).LinkHandler,
+		},
 		"a link deleted and re-created after the deletion arrived is seen anew": {
 			events: func(links, sources cache.ResourceEventHandler) {
 				links.OnAdd(object("claim", false), false)

@@ -145,16 +145,28 @@ func TestRestartWithTheLinkCacheNotSyncedKeepsLinkProtectedSnapshots(t *testing.
 // VolumeSnapshotLinks (its RBAC lost the rule) when the owner of a
 // snapshot that a pending claim restores through a link requests its
 // deletion. Once the sidecar may list links again, the claim is restored
-// and the snapshot released.
+// and the snapshot released. The link was created in the second of the
+// deletion request: the link cache, listing it only after the deletion
+// arrived, cannot tell which came first (package deletionorder), so the
+// claim keeps the promise of whole seconds.
 func TestRefusedLinkListKeepsLinkProtectedSnapshots(t *testing.T) {
 	var forbidden atomic.Bool
 	var refused atomic.Int32
 	forbidden.Store(true)
 	var claim *v1.PersistentVolumeClaim
+	second := metav1.NewTime(time.Now().Truncate(time.Second))
 	e := startEnv(t, withLinks(), knownSnapshots("prod/foo-backup"), oneProtectionWorker(),
 		beforeStart(recordReleases), beforeStart(func(e *env) {
 			claim = e.restoreThroughLink("foo-backup", "foo-testing")
 			e.updateSnapshot("foo-backup", protectedByLinks)
+			link, err := e.links.SnapshotV1alpha1().VolumeSnapshotLinks("test").Get(e.ctx, "foo-backup-link", metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			link.CreationTimestamp = second
+			if _, err := e.links.SnapshotV1alpha1().VolumeSnapshotLinks("test").Update(e.ctx, link, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
 			e.links.PrependReactor("list", "volumesnapshotlinks", func(clienttesting.Action) (bool, runtime.Object, error) {
 				if forbidden.Load() {
 					refused.Add(1)
@@ -166,7 +178,7 @@ func TestRefusedLinkListKeepsLinkProtectedSnapshots(t *testing.T) {
 	// The link cache is marked refused before the permission is checked
 	// again.
 	e.waitFor("the link list to be refused twice", func() bool { return refused.Load() >= 2 })
-	e.updateSnapshot("foo-backup", deletionRequested)
+	e.updateSnapshot("foo-backup", func(s *snapv1.VolumeSnapshot) { s.DeletionTimestamp = &second })
 	e.keptWhileUnreadable("foo-backup")
 
 	forbidden.Store(false) // the cluster admin applies the RBAC again
