@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,30 +94,16 @@ func cutGrantWatch(t *testing.T) (restore func()) {
 		t.Fatalf("want a v1 ReferenceGrant watch open before cutting it: %d open (err %v)", n, err)
 	}
 
-	roles := world.Kube.RbacV1().ClusterRoles()
-	role, err := roles.Get(ctx, sidecarClusterRole, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	original := role.DeepCopy().Rules
-	role.Rules = slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
-		return slices.Contains(r.APIGroups, gatewayGroup) && slices.Contains(r.Resources, "referencegrants")
-	})
-	if len(role.Rules) == len(original) {
-		t.Fatalf("ClusterRole %s has no rule for referencegrants", sidecarClusterRole)
-	}
-
+	giveBack := takeRule(t, gatewayGroup, "referencegrants")
 	restored := false
 	restore = func() {
 		if restored {
 			return
 		}
 		restored = true
+		giveBack()
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := setRules(ctx, original); err != nil {
-			t.Errorf("restoring ClusterRole %s: %v", sidecarClusterRole, err)
-		}
 		if err := setServed(ctx, grantCRD, "v1", true); err != nil {
 			t.Errorf("serving %s v1 again: %v", grantCRD, err)
 			return
@@ -133,9 +120,6 @@ func cutGrantWatch(t *testing.T) (restore func()) {
 	}
 	t.Cleanup(restore)
 
-	if _, err := roles.Update(ctx, role, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
 	if err := setServed(ctx, grantCRD, "v1", false); err != nil {
 		t.Fatal(err)
 	}
@@ -144,6 +128,40 @@ func cutGrantWatch(t *testing.T) (restore func()) {
 		return err == nil && n == 0
 	})
 	return restore
+}
+
+// takeRule takes the rule for resource of group out of the sidecars'
+// ClusterRole. It returns the function that puts the rules back as they
+// were; that function also runs at cleanup, and only once.
+func takeRule(t *testing.T, group, resource string) (giveBack func()) {
+	t.Helper()
+	ctx := ctxFor(t)
+	role, err := world.Kube.RbacV1().ClusterRoles().Get(ctx, sidecarClusterRole, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	original := role.DeepCopy().Rules
+	rules := slices.DeleteFunc(role.Rules, func(r rbacv1.PolicyRule) bool {
+		return slices.Contains(r.APIGroups, group) && slices.Contains(r.Resources, resource)
+	})
+	if len(rules) == len(original) {
+		t.Fatalf("ClusterRole %s has no rule for %s", sidecarClusterRole, resource)
+	}
+	var once sync.Once
+	giveBack = func() {
+		once.Do(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := setRules(ctx, original); err != nil {
+				t.Errorf("restoring ClusterRole %s: %v", sidecarClusterRole, err)
+			}
+		})
+	}
+	t.Cleanup(giveBack)
+	if err := setRules(ctx, rules); err != nil {
+		t.Fatal(err)
+	}
+	return giveBack
 }
 
 // setRules replaces the rules of the sidecars' ClusterRole.

@@ -52,6 +52,7 @@ func TestE2ENoAlphaGates(t *testing.T) {
 	}{
 		{"Story1ThroughALink", l.story1},
 		{"LinkWithoutGrant", l.withoutGrant},
+		{"RestartWithPendingRestoreThroughALink", l.restartWithPendingRestore},
 		{"NamespacedReferenceDropped", testNamespacedReferenceDropped},
 	} {
 		t.Run(c.name, c.run)
