@@ -92,7 +92,7 @@ func (p *Provisioner) notThisAttempts(ctx context.Context, attempt *inflight.Att
 	case err != nil:
 		return "", fmt.Errorf("reading PersistentVolume %s: %w", attempt.Volume, err)
 	}
-	if names(ctx, p, pv, created.GetVolumeId()) {
+	if p.names(ctx, pv, created.GetVolumeId()) {
 		return fmt.Sprintf("PersistentVolume %s names it", pv.Name), nil
 	}
 	return "", nil
@@ -107,7 +107,7 @@ func (p *Provisioner) namedByVolume(ctx context.Context, id string) string {
 		return ""
 	}
 	for _, pv := range pvs {
-		if names(ctx, p, pv, id) {
+		if p.names(ctx, pv, id) {
 			return fmt.Sprintf("PersistentVolume %s already names it", pv.Name)
 		}
 	}
@@ -116,7 +116,7 @@ func (p *Provisioner) namedByVolume(ctx context.Context, id string) string {
 
 // names reports whether pv (an in-tree PV in its CSI form) names the
 // driver's volume id.
-func names(ctx context.Context, p *Provisioner, pv *v1.PersistentVolume, id string) bool {
+func (p *Provisioner) names(ctx context.Context, pv *v1.PersistentVolume, id string) bool {
 	if pv.Spec.CSI == nil {
 		var err error
 		if pv, _, err = p.migration.volumeToCSI(ctx, pv); err != nil || pv.Spec.CSI == nil {

@@ -2,7 +2,6 @@ package provisioner
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -11,10 +10,8 @@ import (
 )
 
 // Scenarios of the sidecar settling parked CreateVolume attempts
-// (Settle, abandon). Each case is played with the framework's world, and
-// must end with no DeleteVolume of a volume some PV names or is about to
-// name: deleting it destroys that claim's data, and its PV then names a
-// volume that no longer exists.
+// (Settle, abandon), played with the framework's world. None may delete a
+// volume a PV names: that destroys the PV's data.
 
 // settle runs provisioner.Settle for the claim with uid, as the sidecar's
 // settler does when the claim changes or goes, or its backoff comes round.
@@ -44,31 +41,6 @@ func boundTo(pv string) claimOption {
 	return func(c *v1.PersistentVolumeClaim) { c.Spec.VolumeName, c.Status.Phase = pv, v1.ClaimBound }
 }
 
-// noDeleteVolume plays the cases and fails any whose transcript has a
-// DeleteVolume: the volume that call deletes is one a PV names (or is
-// being saved to name).
-func noDeleteVolume(t *testing.T, cases []frameworkCase) {
-	t.Helper()
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			w := newWorld(t, tc)
-			for _, s := range tc.steps {
-				w.answers = s.answers
-				if line := s.run(w); line != "" {
-					w.log("%s", line)
-				}
-				w.drainEvents()
-			}
-			for _, line := range w.transcript {
-				if strings.HasPrefix(line, "DeleteVolume ") {
-					t.Errorf("%q deletes a volume a PV names or is about to name; transcript:\n  %s", line, strings.Join(w.transcript, "\n  "))
-					return
-				}
-			}
-		})
-	}
-}
-
 // TestSettleKeepsTheVolumeOfTheClaimsOwnPV: a claim's first
 // CreateVolume succeeds and the library saves its PV, but the PV cache has
 // not shown the PV yet, so the library hands the claim to Provision again
@@ -85,7 +57,7 @@ func TestSettleKeepsTheVolumeOfTheClaimsOwnPV(t *testing.T) {
 	prodSnap, prodContent := snapshot("prod")
 	claim := ours(restoring("prod", "snap"))
 	bound := ours(restoring("prod", "snap"), boundTo(pvName))
-	noDeleteVolume(t, []frameworkCase{
+	runFramework(t, []frameworkCase{
 		{
 			name:    "the PV cache is behind the claim cache",
 			objects: objects(claim, prodSnap, prodContent, grant()),
@@ -94,8 +66,9 @@ func TestSettleKeepsTheVolumeOfTheClaimsOwnPV(t *testing.T) {
 				provisionUnfiltered("test/data", timedOut),
 				savedOnly(boundVolume()),
 				update(bound),
-				settle(claimUID, created, deleted),
+				settle(claimUID, created),
 			},
+			want: ownPVKept("> persistentvolumes " + pvName + " saved, not in the cache yet"),
 		},
 		{
 			// The same story with the PV in the cache; only the cache's
@@ -108,8 +81,9 @@ func TestSettleKeepsTheVolumeOfTheClaimsOwnPV(t *testing.T) {
 				savedOnly(boundVolume()),
 				update(boundVolume()),
 				update(bound),
-				settle(claimUID, created, deleted),
+				settle(claimUID, created),
 			},
+			want: ownPVKept("> persistentvolumes "+pvName+" saved, not in the cache yet", "> persistentvolumes "+pvName+" updated"),
 		},
 	})
 }
@@ -120,4 +94,15 @@ func boundVolume() *v1.PersistentVolume {
 	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", Namespace: "test", Name: "data", UID: claimUID}
 	pv.Status.Phase = v1.VolumeBound
 	return pv
+}
+
+// ownPVKept is the transcript of both cases: the claim is provisioned, a
+// second CreateVolume's answer is lost, the PV shows as saved, the claim is
+// bound to it, and settling gets the volume back by name and ends the
+// attempt without a DeleteVolume.
+func ownPVKept(saved ...string) []string {
+	want := []string{protectProdSnapshot, createFromProd, provisioned,
+		createFromProd + " → DeadlineExceeded", "provision test/data: Background, CSI DeadlineExceeded"}
+	want = append(want, saved...)
+	return append(want, "> persistentvolumeclaims test/data updated", createFromProd, "settle "+claimUID+": settled=true")
 }
