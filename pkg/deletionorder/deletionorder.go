@@ -41,6 +41,21 @@ type Log struct {
 	// initial list. deletions: when each source's deletion request was
 	// seen arriving.
 	claims, deletions map[types.UID]time.Time
+	// delivering report whether the handlers that feed the Log have been
+	// handed their informers' initial lists (see Delivering).
+	delivering []func() bool
+}
+
+// Delivering tells the Log that one of its handlers is being handed an
+// informer's initial list until delivered reports true (the handler
+// registration's HasSynced). The informer's cache shows an object before
+// its handlers see it: until every list is delivered, an object not seen
+// yet may be one of a list, created at any time before, and cannot be
+// ordered. Call it before the informer starts.
+func (l *Log) Delivering(delivered func() bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.delivering = append(l.delivering, delivered)
 }
 
 var _ datasource.DeletionOrder = (*Log)(nil)
@@ -57,7 +72,9 @@ func New(now func() time.Time) *Log {
 // CreatedAfterDeletion reports whether claim was first seen after the
 // deletion request of source was seen arriving. known is false when the
 // deletion's arrival was not seen, or the claim came with an initial list.
-// A claim not seen yet (its handler has not run) is seen now.
+// A claim not seen yet (its handler has not run) is seen now, unless an
+// initial list is still being delivered (see Delivering): then it is not
+// known.
 func (l *Log) CreatedAfterDeletion(claim, source metav1.Object) (after, known bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -65,11 +82,25 @@ func (l *Log) CreatedAfterDeletion(claim, source metav1.Object) (after, known bo
 	if !ok {
 		return false, false
 	}
+	if _, seen := l.claims[claim.GetUID()]; !seen && !l.delivered() {
+		return false, false
+	}
 	seen := l.sawClaim(claim.GetUID(), false)
 	if seen.IsZero() {
 		return false, false
 	}
 	return seen.After(deleted), true
+}
+
+// delivered reports whether every initial list has been handed to the
+// Log's handlers. The caller holds mu.
+func (l *Log) delivered() bool {
+	for _, d := range l.delivering {
+		if !d() {
+			return false
+		}
+	}
+	return true
 }
 
 // sawClaim records the first sighting of a claim, listed or not, and

@@ -28,8 +28,10 @@ func TestCreatedAfterDeletion(t *testing.T) {
 		// events are sent to the claim handler, or to handler's instead
 		// when set, and to the source handler; the object asked about is
 		// "claim" (a claim, or a link with handler LinkHandler).
-		events    func(claims, sources cache.ResourceEventHandler)
-		handler   func(*Log) cache.ResourceEventHandler
+		events  func(claims, sources cache.ResourceEventHandler)
+		handler func(*Log) cache.ResourceEventHandler
+		// listing: an initial list is still being delivered.
+		listing   bool
 		wantAfter bool
 		wantKnown bool
 	}{
@@ -52,6 +54,12 @@ func TestCreatedAfterDeletion(t *testing.T) {
 				sources.OnUpdate(object("snap", false), object("snap", true))
 			},
 			wantAfter: true, wantKnown: true,
+		},
+		"a link not seen yet while a link list is being delivered cannot be ordered: it may be listed": {
+			events: func(_, sources cache.ResourceEventHandler) {
+				sources.OnUpdate(object("snap", false), object("snap", true))
+			},
+			handler: (*Log).LinkHandler, listing: true,
 		},
 		"a deletion already there when the source was first seen cannot be ordered": {
 			events: func(claims, sources cache.ResourceEventHandler) {
@@ -120,6 +128,9 @@ func TestCreatedAfterDeletion(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c := &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 			l := New(c.now)
+			if tc.listing {
+				l.Delivering(func() bool { return false })
+			}
 			handler := l.ClaimHandler()
 			if tc.handler != nil {
 				handler = tc.handler(l)

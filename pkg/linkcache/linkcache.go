@@ -12,6 +12,7 @@ package linkcache
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -53,6 +54,8 @@ type Config struct {
 type Cache struct {
 	api      *optionalapi.API
 	handlers []cache.ResourceEventHandler
+	// registrations are the handlers' on the current informer.
+	registrations atomic.Pointer[[]cache.ResourceEventHandlerRegistration]
 }
 
 // New returns a Cache; nothing is watched until Run.
@@ -71,11 +74,15 @@ func New(cfg Config) *Cache {
 			if err := inf.SetTransform(cachetrim.Meta); err != nil {
 				return err
 			}
+			regs := make([]cache.ResourceEventHandlerRegistration, 0, len(c.handlers))
 			for _, h := range c.handlers {
-				if _, err := inf.AddEventHandler(h); err != nil {
+				reg, err := inf.AddEventHandler(h)
+				if err != nil {
 					return err
 				}
+				regs = append(regs, reg)
 			}
+			c.registrations.Store(&regs)
 			return nil
 		},
 		OnSynced: func(optionalapi.Candidate) {
@@ -92,6 +99,25 @@ func (c *Cache) AddHandler(h cache.ResourceEventHandler) { c.handlers = append(c
 
 // Run runs the cache until ctx is done. It never waits for it to sync.
 func (c *Cache) Run(ctx context.Context) { c.api.Run(ctx) }
+
+// Settled is closed once Run has a first answer; see optionalapi.API.Settled.
+func (c *Cache) Settled() <-chan struct{} { return c.api.Settled() }
+
+// HandlersSynced reports whether the handlers have been handed the initial
+// list of the current informer: false before the first informer, and again
+// while an informer that replaced a refused or unserved one lists.
+func (c *Cache) HandlersSynced() bool {
+	regs := c.registrations.Load()
+	if regs == nil {
+		return false
+	}
+	for _, reg := range *regs {
+		if !reg.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
 
 // GetLink returns the cached link, (nil, nil) when it does not exist, or an
 // error saying why the cache cannot be read.

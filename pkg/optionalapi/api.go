@@ -2,6 +2,7 @@ package optionalapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -138,6 +139,11 @@ type API struct {
 	mu       sync.RWMutex
 	status   status
 	informer cache.SharedIndexInformer
+
+	// settled is closed by the first status change that is an answer (see
+	// Settled); settle closes it once.
+	settled chan struct{}
+	settle  sync.Once
 }
 
 // New returns an API for cfg. Nothing happens until Run is called.
@@ -155,8 +161,14 @@ func New(cfg Config) *API {
 	if cfg.Clock == nil {
 		cfg.Clock = clock.RealClock{}
 	}
-	return &API{cfg: cfg, status: status{chosen: -1}}
+	return &API{cfg: cfg, status: status{chosen: -1}, settled: make(chan struct{})}
 }
+
+// Settled is closed once Run has a first answer on the API: its informer
+// synced, or it is not served, refused, or cannot be discovered or prepared.
+// A caller that must not act on ErrNotSynced while the answer is moments
+// away (a process starting) waits for it; it is never reopened.
+func (a *API) Settled() <-chan struct{} { return a.settled }
 
 // Informer returns the synced informer and the candidate it serves. Until the
 // informer has synced, it returns an error that says in plain words why the
@@ -186,6 +198,9 @@ func (a *API) update(change func(s *status)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	change(&a.status)
+	if err := a.status.err(a.cfg.Name, a.cfg.Candidates); !errors.Is(err, ErrNotSynced) {
+		a.settle.Do(func() { close(a.settled) })
+	}
 }
 
 // err returns why the API cannot be used, nil when it can.

@@ -150,3 +150,33 @@ func TestPrepareRunsBeforeTheInformerAndItsFailureIsReported(t *testing.T) {
 		})
 	}
 }
+
+func TestSettledIsClosedByTheFirstAnswer(t *testing.T) {
+	tests := []struct {
+		name   string
+		served []*metav1.APIResourceList
+		want   func(error) bool
+	}{
+		{name: "synced", served: []*metav1.APIResourceList{v1Grants}, want: func(err error) bool { return err == nil }},
+		{name: "not served", want: func(err error) bool { return errors.Is(err, ErrNotServed) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := newAPI(newDiscovery(tt.served...), gatewayfake.NewClientset(), &syncCounter{})
+			select {
+			case <-api.Settled():
+				t.Fatal("Settled is closed before Run has an answer")
+			default:
+			}
+			start(t, api)
+			select {
+			case <-api.Settled():
+			case <-time.After(eventually):
+				t.Fatal("Settled is not closed")
+			}
+			if _, _, err := api.Informer(); !tt.want(err) {
+				t.Errorf("Informer() error = %v once settled", err)
+			}
+		})
+	}
+}

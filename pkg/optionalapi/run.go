@@ -152,7 +152,14 @@ func (a *API) waitUntilServed(ctx context.Context) (chosen int, ok bool) {
 	loggedWaiting := false
 	err := wait.PollUntilContextCancel(ctx, a.cfg.PollInterval, true, func(ctx context.Context) (bool, error) {
 		i, err := servedCandidate(ctx, disc, a.cfg.Candidates)
-		a.update(func(s *status) { s.discovered, s.discoveryErr = true, err })
+		a.update(func(s *status) {
+			// chosen with discovered, or the status would say "not
+			// served" for a moment (Settled would close on it).
+			s.discovered, s.discoveryErr = true, err
+			if i >= 0 {
+				s.chosen = i
+			}
+		})
 		switch {
 		case i >= 0:
 			chosen = i

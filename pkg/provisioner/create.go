@@ -79,6 +79,7 @@ func (p *Provisioner) create(ctx context.Context, opts controller.ProvisionOptio
 		state, err := p.undoCreate(ctx, created, req.GetSecrets(), fmt.Errorf("%w; the volume was deleted again", err))
 		return nil, state, err
 	}
+	p.saving.add(opts.PVC.UID, pv)
 	return pv, controller.ProvisioningFinished, nil
 }
 

@@ -613,6 +613,10 @@ func (w *world) update(obj runtime.Object) string {
 		return "> grant " + key(m.GetNamespace(), m.GetName()) + " created"
 	}
 	must(w.t, w.indexers[gvrOf(obj)].Update(obj.DeepCopyObject()))
+	if pv, ok := obj.(*v1.PersistentVolume); ok {
+		// The sidecar's PV informer handler.
+		w.prov.VolumeSaved(pv)
+	}
 	return "> " + gvrOf(obj).Resource + " " + key(m.GetNamespace(), m.GetName()) + " updated"
 }
 

@@ -107,6 +107,7 @@ type Provisioner struct {
 	migration         migration
 	notices           notices
 	refusals          refusals
+	saving            saving
 	requeueAfter      func(*v1.PersistentVolumeClaim, time.Duration)
 	now               func() time.Time
 }
@@ -155,6 +156,11 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 		return nil, controller.ProvisioningFinished, &controller.IgnoredError{Reason: fmt.Sprintf(
 			"PVC annotated with external-provisioner name %s does not match provisioner driver name %s. This could mean the PVC is not migrated",
 			provisionerOf(claim), p.driverName)}
+	}
+	if pv := p.saving.of(claim.UID); pv != nil {
+		// Re-queued while the library saves the PV an earlier call
+		// returned: the same PV again, nothing sent, nothing counted.
+		return pv, controller.ProvisioningFinished, nil
 	}
 	src, err := datasource.Resolve(claim)
 	if err != nil {

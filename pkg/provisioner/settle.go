@@ -102,6 +102,11 @@ func (p *Provisioner) notThisAttempts(ctx context.Context, attempt *inflight.Att
 // in-tree PV in its CSI form), "" when none does or the PV cache cannot be
 // read (as before any PV exists).
 func (p *Provisioner) namedByVolume(ctx context.Context, id string) string {
+	for _, pv := range p.saving.list() {
+		if p.names(ctx, pv, id) {
+			return fmt.Sprintf("PersistentVolume %s, being saved, names it", pv.Name)
+		}
+	}
 	pvs, err := p.volumes.List(labels.Everything())
 	if err != nil {
 		return ""

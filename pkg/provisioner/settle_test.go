@@ -42,10 +42,10 @@ func boundTo(pv string) claimOption {
 }
 
 // TestSettleKeepsTheVolumeOfTheClaimsOwnPV: a claim's first
-// CreateVolume succeeds and the library saves its PV, but the PV cache has
-// not shown the PV yet, so the library hands the claim to Provision again
-// on its next event (as upstream; CreateVolume is idempotent by name). That
-// CreateVolume's answer is lost: the attempt is parked. The PV controller
+// CreateVolume succeeded in a sidecar that then stopped; the library saved
+// its PV, but the PV cache of the sidecar that took over has not shown the
+// PV yet when the claim is handed to Provision. That CreateVolume's answer
+// is lost: the attempt is parked. The PV controller
 // binds the claim to its PV (pvc-<uid>, saved in the API server), and the
 // claim cache shows that before the PV cache shows the PV (two watches,
 // not in step). The settler then abandons the attempt
@@ -62,7 +62,6 @@ func TestSettleKeepsTheVolumeOfTheClaimsOwnPV(t *testing.T) {
 			name:    "the PV cache is behind the claim cache",
 			objects: objects(claim, prodSnap, prodContent, grant()),
 			steps: []step{
-				provision("test/data", created),
 				provisionUnfiltered("test/data", timedOut),
 				savedOnly(boundVolume()),
 				update(bound),
@@ -76,7 +75,6 @@ func TestSettleKeepsTheVolumeOfTheClaimsOwnPV(t *testing.T) {
 			name:    "the PV cache shows the PV",
 			objects: objects(claim, prodSnap, prodContent, grant()),
 			steps: []step{
-				provision("test/data", created),
 				provisionUnfiltered("test/data", timedOut),
 				savedOnly(boundVolume()),
 				update(boundVolume()),
@@ -96,13 +94,40 @@ func boundVolume() *v1.PersistentVolume {
 	return pv
 }
 
-// ownPVKept is the transcript of both cases: the claim is provisioned, a
-// second CreateVolume's answer is lost, the PV shows as saved, the claim is
+// ownPVKept is the transcript of both cases: a CreateVolume's answer is
+// lost, the PV shows as saved, the claim is
 // bound to it, and settling gets the volume back by name and ends the
 // attempt without a DeleteVolume.
 func ownPVKept(saved ...string) []string {
-	want := []string{protectProdSnapshot, createFromProd, provisioned,
-		createFromProd + " → DeadlineExceeded", "provision test/data: Background, CSI DeadlineExceeded"}
+	want := []string{protectProdSnapshot, createFromProd + " → DeadlineExceeded", "provision test/data: Background, CSI DeadlineExceeded"}
 	want = append(want, saved...)
 	return append(want, "> persistentvolumeclaims test/data updated", createFromProd, "settle "+claimUID+": settled=true")
+}
+
+// TestSettleKeepsAVolumeWhosePVIsBeingSaved: with a short
+// --volume-name-uuid-length, claims test/a and test/b share the CSI name
+// pvc-aaaa. a's CreateVolume answer is lost; b's CreateVolume returns the
+// volume and the library saves b's PV in the background. a is deleted, and
+// the settler gets the volume back by name to delete it: the volume is b's,
+// and its PV, not in the cache yet, is on its way to the API server.
+// Deleting it would leave b bound to a volume that is gone.
+func TestSettleKeepsAVolumeWhosePVIsBeingSaved(t *testing.T) {
+	prodSnap, prodContent := snapshot("prod")
+	a, b := ours(named("a", "aaaa1111"), restoring("prod", "snap")), ours(named("b", "aaaa2222"), restoring("prod", "snap"))
+	const create = "CreateVolume pvc-aaaa from snapshot handle-prod"
+	runFramework(t, []frameworkCase{{
+		name:    "short CSI names",
+		options: func(o *Options) { o.VolumeNameUUIDLength = 4 },
+		objects: objects(a, b, prodSnap, prodContent, grant()),
+		steps: []step{
+			provision("test/a", timedOut),
+			provision("test/b", created),
+			remove(a),
+			settle("aaaa1111", created),
+		},
+		want: []string{protectProdSnapshot, create + " → DeadlineExceeded", "provision test/a: Background, CSI DeadlineExceeded",
+			create, "provision test/b: Finished, PV pvc-aaaa2222 of id-pvc-aaaa",
+			"> persistentvolumeclaims test/a deleted",
+			create, "settle aaaa1111: settled=true"},
+	}})
 }

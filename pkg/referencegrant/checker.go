@@ -97,6 +97,9 @@ func (c *Checker) Run(ctx context.Context) {
 	c.api.Run(ctx)
 }
 
+// Settled is closed once Run has a first answer; see optionalapi.API.Settled.
+func (c *Checker) Settled() <-chan struct{} { return c.api.Settled() }
+
 // Check decides ref from the cache. Until the cache can be used it returns a
 // ReasonUnavailable decision whose message says why (CRD not installed, RBAC
 // missing, not synced yet).

@@ -173,6 +173,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})
 		links.AddHandler(linkStatus.LinkHandler())
 		links.AddHandler(order.LinkHandler()) // a restore through a link is as new as the link
+		order.Delivering(links.HandlersSynced)
 		snapshots.AddSnapshotHandler(linkStatus.SnapshotHandler())
 	}
 	protection.Policy = policy
@@ -203,13 +204,18 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	snapshots.AddSnapshotHandler(protector.SnapshotHandler())
 	snapshots.AddContentHandler(claims.ContentHandler())
 	settle := newSettler(prov.Settle, attempts, opts)
-	for _, h := range []cache.ResourceEventHandler{order.ClaimHandler(), claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov),
+	claimsSeen, err := f.claims.AddEventHandler(order.ClaimHandler())
+	if err != nil {
+		return nil, nil, err
+	}
+	order.Delivering(claimsSeen.HasSynced)
+	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov),
 		settle.ClaimHandler()} {
 		if _, err := f.claims.AddEventHandler(h); err != nil {
 			return nil, nil, err
 		}
 	}
-	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceVolumeHandler(), protector.VolumeHandler()} {
+	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceVolumeHandler(), protector.VolumeHandler(), volumesSaved(prov)} {
 		if _, err := f.volumes.AddEventHandler(h); err != nil {
 			return nil, nil, err
 		}
@@ -257,6 +263,14 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 				return
 			}
 		}
+		settled := append([]<-chan struct{}{snapshots.Settled(), grants.Settled()}, storage.settled()...)
+		if links != nil {
+			settled = append(settled, links.Settled())
+		}
+		if !waitSettled(ctx, settled, optionalSettleWait) {
+			logger.Info("Provisioning before every optional API has settled: a claim that needs one is retried once it has",
+				"waited", optionalSettleWait)
+		}
 		ready.set()
 		logger.Info("Caches synced, provisioning", "driver", cfg.identity.name,
 			"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", links != nil)
@@ -267,6 +281,30 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		wg.Wait()
 	}
 	return run, ready, nil
+}
+
+// optionalSettleWait bounds how long a starting sidecar waits for the
+// optional APIs (snapshots, grants, links, storage classes' companions) to
+// settle before it provisions: each claim that needs one then gets its
+// answer at the first try rather than a "cache not synced yet" warning, and
+// a slow first list of one API does not hold back every other claim.
+const optionalSettleWait = 30 * time.Second
+
+// waitSettled waits until every channel is closed; false if d passed (or
+// ctx ended) first.
+func waitSettled(ctx context.Context, settled []<-chan struct{}, d time.Duration) bool {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for _, ch := range settled {
+		select {
+		case <-ch:
+		case <-timeout.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
 // linkStatusWorkers write the conditions of VolumeSnapshotLinks; a status
@@ -356,6 +394,18 @@ func (c storageCaches) attachmentLister() provisioner.Attachments {
 }
 
 // runners are the Run functions of the caches there are.
+// settled are the Settled channels of the caches there are.
+func (c storageCaches) settled() []<-chan struct{} {
+	var out []<-chan struct{}
+	if c.attributesClasses != nil {
+		out = append(out, c.attributesClasses.Settled())
+	}
+	if c.attachments != nil {
+		out = append(out, c.attachments.Settled())
+	}
+	return out
+}
+
 func (c storageCaches) runners() []func(context.Context) {
 	var out []func(context.Context)
 	if c.attributesClasses != nil {
@@ -377,6 +427,17 @@ func forgetDeleted(p *provisioner.Provisioner) cache.ResourceEventHandler {
 			p.ForgetClaim(claim.UID)
 		}
 	}}
+}
+
+// volumesSaved tells the provisioner which PVs the cache shows, so it
+// stops holding them as being saved.
+func volumesSaved(p *provisioner.Provisioner) cache.ResourceEventHandler {
+	saved := func(obj any) {
+		if pv, ok := obj.(*v1.PersistentVolume); ok {
+			p.VolumeSaved(pv)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{AddFunc: saved, UpdateFunc: func(_, obj any) { saved(obj) }}
 }
 
 // readiness reports ready once the caches synced and provisioning runs, or,

@@ -68,6 +68,8 @@ type Cache struct {
 	// runCtx is Run's context, from which the direct reads derive theirs:
 	// GetSnapshot and GetContent have none (claimsource.SnapshotReader).
 	runCtx atomic.Pointer[context.Context]
+	// settled is closed once both APIs have settled (see Settled).
+	settled chan struct{}
 }
 
 // synced calls onSynced when both caches can be read: when the second has
@@ -103,7 +105,7 @@ func (c *Cache) AddContentHandler(h cache.ResourceEventHandler) {
 // New returns a Cache; nothing is watched until Run.
 func New(cfg Config) *Cache {
 	gv := snapv1.SchemeGroupVersion
-	c := &Cache{client: cfg.Client}
+	c := &Cache{client: cfg.Client, settled: make(chan struct{})}
 	prepare := func(trim cache.TransformFunc, handlers *[]cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
 		return func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
 			if err := inf.SetTransform(trim); err != nil {
@@ -145,10 +147,24 @@ func New(cfg Config) *Cache {
 	return c
 }
 
+// Settled is closed once Run has a first answer on both APIs; see
+// optionalapi.API.Settled.
+func (c *Cache) Settled() <-chan struct{} { return c.settled }
+
 // Run runs both caches until ctx is done. It never waits for them to sync.
 func (c *Cache) Run(ctx context.Context) {
 	c.runCtx.Store(&ctx)
 	var wg sync.WaitGroup
+	wg.Go(func() {
+		for _, api := range []*optionalapi.API{c.snapshots, c.contents} {
+			select {
+			case <-api.Settled():
+			case <-ctx.Done():
+				return
+			}
+		}
+		close(c.settled)
+	})
 	for _, api := range []*optionalapi.API{c.snapshots, c.contents} {
 		wg.Add(1)
 		go func() {

@@ -53,6 +53,9 @@ func NewAttributesClasses(cfg Config) *AttributesClasses {
 // Run reads VolumeAttributesClasses until ctx is done.
 func (c *AttributesClasses) Run(ctx context.Context) { c.api.Run(ctx) }
 
+// Settled is closed once Run has a first answer; see optionalapi.API.Settled.
+func (c *AttributesClasses) Settled() <-chan struct{} { return c.api.Settled() }
+
 // Get returns the VolumeAttributesClass name. A class that does not exist
 // is a NotFound error worded as the API server's; while the cache cannot be
 // read, the error says why and wraps optionalapi.ErrNotServed,
@@ -98,6 +101,9 @@ func NewAttachments(cfg Config) *Attachments {
 
 // Run reads VolumeAttachments until ctx is done.
 func (a *Attachments) Run(ctx context.Context) { a.api.Run(ctx) }
+
+// Settled is closed once Run has a first answer; see optionalapi.API.Settled.
+func (a *Attachments) Settled() <-chan struct{} { return a.api.Settled() }
 
 // OfVolume returns the VolumeAttachments of the PV named pv. While the cache
 // cannot be read, the error says why.
