@@ -9,6 +9,8 @@
 package cachetrim
 
 import (
+	"maps"
+	"strings"
 	"sync"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -57,8 +59,10 @@ func Meta(obj any) (any, error) {
 // is read only by the "is it mine" tests, as a possible clone source, and by
 // source protection, whose finalizer is shared by all provisioners and stays
 // while any pending claim restores or clones the source. So it keeps its
-// identity, finalizers, provisioner annotation, class, volume mode, data
-// source, bound volume and phase; its size, labels and status details go.
+// identity, finalizers, provisioner annotation, the in-use annotations of
+// sidecars cloning it (datasource.InUseAnnotationPrefix), class, volume
+// mode, data source, bound volume and phase; its size, labels and status
+// details go.
 //
 // A volume that names neither driver as its provisioner nor as its CSI
 // driver is read only by the controller library's ownership and deletion
@@ -88,8 +92,13 @@ func Core(driver string) cache.TransformFunc {
 }
 
 func trimClaim(claim *v1.PersistentVolumeClaim, annotations map[string]string) {
+	inUse := inUseAnnotations(claim.Annotations)
 	claim.ObjectMeta = identity(claim.ObjectMeta)
 	claim.Annotations = annotations
+	if inUse != nil { // a source being cloned: the claim gets its own map
+		maps.Copy(inUse, annotations)
+		claim.Annotations = inUse
+	}
 	claim.Spec = v1.PersistentVolumeClaimSpec{
 		VolumeName: claim.Spec.VolumeName, StorageClassName: claim.Spec.StorageClassName, VolumeMode: claim.Spec.VolumeMode,
 		DataSource: claim.Spec.DataSource, DataSourceRef: claim.Spec.DataSourceRef,
@@ -112,14 +121,17 @@ func trimVolume(pv *v1.PersistentVolume) {
 
 // Snapshot is the VolumeSnapshot informer's transform: a restore reads the
 // bound content, readiness and restore size, and source protection the
-// identity and finalizers; nothing else is kept.
+// identity, finalizers and the annotations of the sidecars' calls in flight
+// (datasource.InUseAnnotationPrefix); nothing else is kept.
 func Snapshot(obj any) (any, error) {
 	snap, ok := obj.(*snapv1.VolumeSnapshot)
 	if !ok {
 		return Meta(obj)
 	}
 	snap.TypeMeta = metav1.TypeMeta{}
+	inUse := inUseAnnotations(snap.Annotations)
 	snap.ObjectMeta = identity(snap.ObjectMeta)
+	snap.Annotations = inUse
 	snap.Spec = snapv1.VolumeSnapshotSpec{}
 	if s := snap.Status; s != nil {
 		snap.Status = &snapv1.VolumeSnapshotStatus{
@@ -202,6 +214,23 @@ func mayBeOurs(pv *v1.PersistentVolume, driver string) bool {
 		csi = pv.Spec.CSI.Driver
 	}
 	return by == driver || migrated == driver || csi == driver
+}
+
+// inUseAnnotations returns a copy of the annotations with which sidecar
+// processes say a CreateVolume may be reading the object (source
+// protection reads them on every snapshot and claim), nil when there are
+// none.
+func inUseAnnotations(annotations map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range annotations {
+		if strings.HasPrefix(k, datasource.InUseAnnotationPrefix) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // identity keeps of m what identifies and guards the object (name,

@@ -42,6 +42,15 @@ const (
 var Finalizers = []string{SnapshotFinalizer, CrossNamespaceSnapshotFinalizer, LinkSnapshotFinalizer,
 	CloneFinalizer, CrossNamespaceCloneFinalizer}
 
+// InUseAnnotationPrefix prefixes the annotations with which a sidecar
+// process says, on a source it protects, that a CreateVolume of its own
+// may be reading the source: InUseAnnotationPrefix + the process's holder
+// name, valued with the time until which it holds (RFC 3339), renewed while
+// the call may run. Only that process knows its calls in flight; every
+// other process (another node's with --node-deployment, another driver's)
+// keeps the source's finalizers while such an annotation has not expired.
+const InUseAnnotationPrefix = "in-use.provisioner.storage.kubernetes.io/"
+
 // Finalizer is the protection finalizer of the source's kind and use
 // (directly, through spec.dataSourceRef.namespace, through a link), ""
 // for kinds the provisioner does not read.

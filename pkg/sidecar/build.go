@@ -164,10 +164,16 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 			Clones: cfg.identity.caps.SupportsClone(), PreventVolumeModeConversion: opts.Volume.PreventVolumeModeConversion},
 		Snapshots: snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		Order: order}
+	// The sidecar that holds a source in use, for the marks of its calls in
+	// flight: one per driver, or per driver and node.
+	holder := cfg.identity.name
+	if cfg.identity.node != nil {
+		holder += "/" + cfg.identity.node.Name
+	}
 	protection := sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		VolumeName: volumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced},
-		Linger: cmp.Or(cfg.sourceLinger, sourceProtectionLinger)}
+		Linger: cmp.Or(cfg.sourceLinger, sourceProtectionLinger), Holder: holder}
 	if links != nil {
 		policy.Links, protection.Links, protection.SnapshotList = links, links, snapshots
 		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})

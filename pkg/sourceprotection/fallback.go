@@ -9,6 +9,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
@@ -48,6 +49,15 @@ type finalizerChange struct {
 	add       bool
 }
 
+// edit applies the change to obj and reports whether it changed.
+func (c finalizerChange) edit(obj metav1.Object) bool {
+	finalizers, changed := c.apply(obj.GetFinalizers())
+	if changed {
+		obj.SetFinalizers(finalizers)
+	}
+	return changed
+}
+
 // apply returns the finalizers after the change, and whether they changed.
 func (c finalizerChange) apply(finalizers []string) ([]string, bool) {
 	has := slices.Contains(finalizers, c.finalizer)
@@ -67,27 +77,40 @@ func (c finalizerChange) apply(finalizers []string) ([]string, bool) {
 // retried. It remembers the object its write returned. Call with src
 // locked.
 func (p *Protector) write(ctx context.Context, src datasource.Source, obj metav1.Object, patch []byte, change finalizerChange) error {
-	written, err := p.patchObject(ctx, src, patch)
-	if err == nil {
-		p.writes.wrote(src, obj, written)
-		return nil
+	verb, err := p.patchOrUpdate(ctx, src, obj, types.JSONPatchType, patch, change.edit)
+	if verb != "" && apierrors.IsForbidden(err) {
+		return &ForbiddenError{Source: src, Resource: resourceOf(src).String(), Verbs: []string{"patch", verb}, Err: err}
 	}
-	if !apierrors.IsForbidden(err) {
+	if err != nil {
 		return fmt.Errorf("updating the finalizers of %s: %w", src, err)
 	}
-	verbs := []string{"patch"}
-	live, written, verb, err := p.update(ctx, src, change)
+	return nil
+}
+
+// patchOrUpdate writes to src, computed from obj, with a patch of type pt,
+// or, if the patch is forbidden, with updates of the object read afresh
+// that edit changes. It remembers what its write returned. On an error of
+// the update, verb is the verb that failed ("" when the patch failed).
+// Call with src locked.
+func (p *Protector) patchOrUpdate(ctx context.Context, src datasource.Source, obj metav1.Object, pt types.PatchType, patch []byte,
+	edit func(metav1.Object) bool) (verb string, err error) {
+	written, err := p.patchObject(ctx, src, pt, patch)
 	if err == nil {
-		p.writes.wrote(src, obj, live) // the cache's version is older than the one read
-		if written != live {
-			p.writes.wrote(src, live, written)
-		}
-		return nil
+		p.writes.wrote(src, obj, written)
+		return "", nil
 	}
-	if apierrors.IsForbidden(err) {
-		return &ForbiddenError{Source: src, Resource: resourceOf(src).String(), Verbs: append(verbs, verb), Err: err}
+	if !apierrors.IsForbidden(err) {
+		return "", err
 	}
-	return fmt.Errorf("updating the finalizers of %s: %w", src, err)
+	live, written, verb, err := p.update(ctx, src, edit)
+	if err != nil {
+		return verb, err
+	}
+	p.writes.wrote(src, obj, live) // the cache's version is older than the one read
+	if written != live {
+		p.writes.wrote(src, live, written)
+	}
+	return "", nil
 }
 
 // updateAttempts bounds the read-modify-write rounds of update: each
@@ -95,20 +118,19 @@ func (p *Protector) write(ctx context.Context, src datasource.Source, obj metav1
 // version.
 const updateAttempts = 5
 
-// update reads src and writes the change with an update, again on a
-// conflict. It returns the object read and the one written (the same when
-// there was nothing to change), or the verb that failed and its error.
-func (p *Protector) update(ctx context.Context, src datasource.Source, change finalizerChange) (live, written metav1.Object, verb string, err error) {
+// update reads src and writes what edit changes of a copy (it reports
+// whether it changed anything) with an update, again on a conflict. It
+// returns the object read and the one written (the same when there was
+// nothing to change), or the verb that failed and its error.
+func (p *Protector) update(ctx context.Context, src datasource.Source, edit func(metav1.Object) bool) (live, written metav1.Object, verb string, err error) {
 	for range updateAttempts {
 		if live, err = p.getObject(ctx, src); err != nil {
 			return nil, nil, "get", err
 		}
-		finalizers, changed := change.apply(live.GetFinalizers())
-		if !changed {
+		updated := copyMeta(live)
+		if !edit(updated) {
 			return live, live, "", nil
 		}
-		updated := copyMeta(live)
-		updated.SetFinalizers(finalizers)
 		if written, err = p.updateObject(ctx, src, updated); !apierrors.IsConflict(err) {
 			break
 		}

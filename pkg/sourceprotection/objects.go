@@ -13,11 +13,13 @@ import (
 
 // The API calls on a source, a VolumeSnapshot or a PersistentVolumeClaim.
 
-func (p *Protector) patchObject(ctx context.Context, src datasource.Source, patch []byte) (metav1.Object, error) {
+// patchObject applies a patch of type pt: a JSON patch of the finalizers,
+// a merge patch of the in-use marks.
+func (p *Protector) patchObject(ctx context.Context, src datasource.Source, pt types.PatchType, patch []byte) (metav1.Object, error) {
 	if src.Type() == datasource.Snapshot {
-		return p.cfg.SnapshotClient.SnapshotV1().VolumeSnapshots(src.Namespace).Patch(ctx, src.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		return p.cfg.SnapshotClient.SnapshotV1().VolumeSnapshots(src.Namespace).Patch(ctx, src.Name, pt, patch, metav1.PatchOptions{})
 	}
-	return p.cfg.Client.CoreV1().PersistentVolumeClaims(src.Namespace).Patch(ctx, src.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+	return p.cfg.Client.CoreV1().PersistentVolumeClaims(src.Namespace).Patch(ctx, src.Name, pt, patch, metav1.PatchOptions{})
 }
 
 func (p *Protector) getObject(ctx context.Context, src datasource.Source) (metav1.Object, error) {

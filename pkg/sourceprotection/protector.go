@@ -97,16 +97,29 @@ type Config struct {
 	// snapshot that follow each other then cost no write to it; a source
 	// whose deletion is requested is released as soon as it is unused.
 	Linger time.Duration
-	// Now is the clock of Linger (time.Now when nil).
+	// Now is the clock of Linger and of the in-use marks (time.Now when
+	// nil).
 	Now func() time.Time
+	// Holder names this process among all that protect sources at once
+	// (the driver's name and, with --node-deployment, the node's): with
+	// it, a source protected for a CreateVolume of this process carries
+	// its in-use mark while the call may run (see inuse_marks.go). Empty,
+	// this process marks nothing; every process honors the marks of
+	// others.
+	Holder string
+	// InUseTTL is how long a mark holds unless renewed
+	// (DefaultInUseTTL when 0).
+	InUseTTL time.Duration
 }
 
 // Protector adds and removes the source finalizers.
 type Protector struct {
-	cfg    Config
-	queue  workqueue.TypedRateLimitingInterface[datasource.Source]
-	writes writes
-	idle   idleSince
+	cfg       Config
+	queue     workqueue.TypedRateLimitingInterface[datasource.Source]
+	writes    writes
+	idle      idleSince
+	marks     marks
+	markQueue workqueue.TypedDelayingInterface[datasource.Source]
 }
 
 // New returns a Protector; call Run to start removing finalizers.
@@ -114,14 +127,18 @@ func New(cfg Config) *Protector {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.InUseTTL == 0 {
+		cfg.InUseTTL = DefaultInUseTTL
+	}
 	return &Protector{cfg: cfg, queue: workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.DefaultTypedControllerRateLimiter[datasource.Source](),
-		workqueue.TypedRateLimitingQueueConfig[datasource.Source]{Name: "source-protection"})}
+		workqueue.TypedRateLimitingQueueConfig[datasource.Source]{Name: "source-protection"}), markQueue: newMarkQueue()}
 }
 
-// Protect makes sure src carries the finalizer of its use before a volume
-// is made from it. It writes unless the object last seen (the cache, or
-// this protector's own newer write) carries it.
+// Protect makes sure src carries the finalizer of its use, and this
+// process's in-use mark, before a volume is made from it. It writes unless
+// the object last seen (the cache, or this protector's own newer write)
+// carries the finalizer, and the mark was written recently.
 func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
 	target := src.Target()
 	unlock := p.writes.lock(target)
@@ -133,6 +150,22 @@ func (p *Protector) Protect(ctx context.Context, src datasource.Source) error {
 	}
 	if obj == nil {
 		return fmt.Errorf("%s does not exist", src)
+	}
+	if p.marking() {
+		if err := p.mark(ctx, target, obj); err != nil {
+			if !apierrors.IsForbidden(err) {
+				return err
+			}
+			// As for the finalizer (ForbiddenError): the restore goes on,
+			// known in flight to this process only.
+			klog.FromContext(ctx).Error(err, "Cannot mark data source in use", "source", src.String())
+		}
+		if obj, err = p.current(target); err != nil {
+			return err
+		}
+		if obj == nil {
+			return fmt.Errorf("%s does not exist", src)
+		}
 	}
 	patch := addPatch(obj, src.Finalizer())
 	if patch == nil {
@@ -153,12 +186,17 @@ func (p *Protector) Recheck(src datasource.Source) {
 			p.queue.Add(use)
 		}
 	}
+	if _, marked := p.marks.get(src.Target()); marked {
+		p.markQueue.Add(src.Target())
+	}
 }
 
 // Run removes finalizers that are no longer needed until ctx is done. It
 // starts once the caches in Config.Synced have synced.
 func (p *Protector) Run(ctx context.Context, workers int) {
 	defer p.queue.ShutDown()
+	defer p.markQueue.ShutDown()
+	go p.runMarks(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), p.cfg.Synced...) {
 		return
 	}
@@ -217,7 +255,12 @@ func (p *Protector) release(ctx context.Context, src datasource.Source) error {
 		p.idle.forget(src)
 		return nil
 	}
-	if p.inUse(src, obj) {
+	marked, err := p.marksOf(ctx, target, obj)
+	if err != nil {
+		return err
+	}
+	held, stale := p.marksOn(target, marked)
+	if len(held) > 0 || p.inUse(src, obj) {
 		p.idle.used(src)
 		return nil
 	}
@@ -228,6 +271,11 @@ func (p *Protector) release(ctx context.Context, src datasource.Source) error {
 		}
 	}
 	p.idle.forget(src)
+	if len(stale) > 0 {
+		if obj, patch, err = p.dropStaleMarks(ctx, target, src, marked, stale); err != nil || patch == nil {
+			return err
+		}
+	}
 	klog.FromContext(ctx).V(2).Info("Releasing data source: no claim in progress uses it", "source", src.String(), "finalizer", src.Finalizer())
 	return p.write(ctx, target, obj, patch, finalizerChange{finalizer: src.Finalizer()})
 }
