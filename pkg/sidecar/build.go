@@ -165,10 +165,13 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		Snapshots: snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		Order: order}
 	// The sidecar that holds a source in use, for the marks of its calls in
-	// flight: one per driver, or per driver and node.
-	holder := cfg.identity.name
+	// flight: with --node-deployment, one per driver and node. Without it,
+	// one sidecar of the driver (the leader) provides and protects, and no
+	// other process uses the sources it protects (another driver's sidecar
+	// cannot restore or clone them): it marks nothing.
+	var holder string
 	if cfg.identity.node != nil {
-		holder += "/" + cfg.identity.node.Name
+		holder = cfg.identity.name + "/" + cfg.identity.node.Name
 	}
 	protection := sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),

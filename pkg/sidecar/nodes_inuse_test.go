@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/nodedeployment"
 	"github.com/xns-csi/csi-provisioner/test/csitest"
 )
@@ -62,4 +64,32 @@ func TestAnotherNodesSidecarKeepsASourceWhoseRestoreRunsElsewhere(t *testing.T) 
 	e.waitFor("the snapshot to be released once node-a's call has ended", func() bool {
 		return len(protection(e.snapshotFinalizers("prod", "snap"))) == 0
 	})
+}
+
+// TestACentralSidecarWritesNoInUseMarks: without --node-deployment the
+// leader is the one process that uses the driver's sources, so its calls in
+// flight cost no annotation write on the source; its protection is the
+// finalizer alone.
+func TestACentralSidecarWritesNoInUseMarks(t *testing.T) {
+	e := startEnv(t, knownSnapshots("prod/snap"))
+	entered, release := make(chan struct{}), make(chan struct{})
+	e.driver.SetCreateVolumeHook(blockFirstCreate(entered, release))
+	e.createSnapshot("prod", "snap", true)
+	e.createGrant("prod", "bar", "test", "snap")
+	claim := e.createClaim("test", "restore", fromSnapshot("prod", "snap"))
+	e.await(entered, "the CreateVolume from prod/snap")
+	snap, err := e.snaps.SnapshotV1().VolumeSnapshots("prod").Get(e.ctx, "snap", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(protection(snap.Finalizers)) == 0 {
+		t.Errorf("snapshot finalizers during the CreateVolume = %v, want its protection", snap.Finalizers)
+	}
+	for k := range snap.Annotations {
+		if strings.HasPrefix(k, datasource.InUseAnnotationPrefix) {
+			t.Errorf("the snapshot carries in-use mark %s of a sidecar without --node-deployment", k)
+		}
+	}
+	close(release)
+	e.waitForPV(claim)
 }
