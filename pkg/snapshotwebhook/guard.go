@@ -8,6 +8,7 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	admissionv1 "k8s.io/api/admission/v1"
+	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/cache"
 
@@ -26,30 +27,69 @@ const (
 	reasonRestoresUnknown = "restores-unknown"
 )
 
-// DeleteGuard keeps VolumeSnapshots that a cross-namespace restore is
-// using from being deleted (--guard-cross-namespace-restores). The
-// snapshot-controller looks for restoring claims only in the snapshot's
-// own namespace, so it deletes the content and the backend snapshot of a
-// snapshot deleted under a cross-namespace restore, whatever finalizer the
-// provisioner put on the snapshot (external-snapshotter#905). The guard
-// denies such a deletion while the snapshot carries a source-protection
-// finalizer and a pending claim in another namespace would be provisioned
-// from it (sourceuse, the provisioner's own answer); it never denies
-// otherwise, nor when a cache cannot answer.
+// DeleteGuard keeps VolumeSnapshots that a restore the snapshot-controller
+// cannot see is using from being deleted (--guard-cross-namespace-restores).
+// The snapshot-controller waits only for pending claims in the snapshot's
+// own namespace whose spec.dataSource names it, so it deletes the content
+// and the backend snapshot of a snapshot deleted under any other restore,
+// whatever finalizer the provisioner put on the snapshot
+// (external-snapshotter#905): a claim in another namespace, a claim naming
+// dataSourceRef.namespace (kube-apiserver then leaves spec.dataSource
+// empty, also when the namespace is the claim's own), a restore through a
+// VolumeSnapshotLink. The guard denies such a deletion while the snapshot
+// carries a source-protection finalizer and such a pending claim would be
+// provisioned from it (sourceuse, the provisioner's own answer); it never
+// denies otherwise, nor when a cache cannot answer.
+//
+// Only a claim handed to a provisioner holds the snapshot: the PV
+// controller annotates it (volume.kubernetes.io/storage-provisioner) once
+// its StorageClass exists, names an external provisioner and, with
+// WaitForFirstConsumer, a node was selected. With the snapshot's
+// VolumeSnapshotClass in the cache, the annotation must name the class's
+// driver, the only one that can restore it. A claim of a missing class,
+// another driver's class, or one that waits for a consumer never holds it.
+// A claim its owner annotated by hand is provisioned for real, and holds
+// no longer than its restore. The snapshot's owner can always end a hold
+// from other namespaces by revoking the ReferenceGrant that allows it; the
+// denial says so.
 type DeleteGuard struct {
 	// Finder reads the claims, volumes, links and grants from caches.
 	Finder sourceuse.Finder
 	// Synced reports whether the claim and volume caches have synced.
 	Synced []cache.InformerSynced
+	// SnapshotClasses lists the VolumeSnapshotClasses, for the driver of
+	// a snapshot; nil, or unreadable, any provisioner may restore it.
+	SnapshotClasses ClassLister
 }
 
 // guardVerdict is the guard's decision on one snapshot.
 type guardVerdict struct {
-	// claims are the restoring claims (namespace/name) in other
-	// namespaces; the deletion is denied when there are any.
+	// claims are the restoring claims (namespace/name) that the
+	// snapshot-controller does not wait for; the deletion is denied when
+	// there are any.
 	claims []string
 	// undecided says why claims may be incomplete.
 	undecided string
+	// driver is the snapshot's driver, "" when not known.
+	driver string
+}
+
+// driverOf returns the driver of snap's VolumeSnapshotClass, "" when it
+// cannot be told.
+func (g *DeleteGuard) driverOf(snap *snapv1.VolumeSnapshot) string {
+	if g.SnapshotClasses == nil || snap.Spec.VolumeSnapshotClassName == nil {
+		return ""
+	}
+	classes, err := g.SnapshotClasses()
+	if err != nil {
+		return ""
+	}
+	for _, c := range classes {
+		if c.Name == *snap.Spec.VolumeSnapshotClassName {
+			return c.Driver
+		}
+	}
+	return ""
 }
 
 // check decides the deletion of snap.
@@ -59,7 +99,7 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 			return guardVerdict{undecided: "the claim and volume caches have not synced"}
 		}
 	}
-	var v guardVerdict
+	v := guardVerdict{driver: g.driverOf(snap)}
 	target := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name}
 	for _, src := range target.Uses() {
 		if !slices.Contains(snap.Finalizers, src.Finalizer()) {
@@ -69,7 +109,7 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 		if err != nil {
 			v.undecided = fmt.Sprintf("cannot read the VolumeSnapshotLinks: %v", err)
 		}
-		claims, undecided := crossNamespaceRestores(snap.Namespace, uses)
+		claims, undecided := unseenRestores(snap, v.driver, uses)
 		v.claims = append(v.claims, claims...)
 		if undecided != "" {
 			v.undecided = undecided
@@ -80,13 +120,15 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 	return v
 }
 
-// crossNamespaceRestores returns the claims of uses outside namespace that
-// will be provisioned from the snapshot, and why others may be as well
-// when their grant or link cannot be read.
-func crossNamespaceRestores(namespace string, uses []sourceuse.Use) (claims []string, undecided string) {
+// unseenRestores returns the claims of uses that will be provisioned from
+// snap by driver ("" any) without the snapshot-controller waiting for
+// them, and why others may be as well when their grant or link cannot be
+// read.
+func unseenRestores(snap *snapv1.VolumeSnapshot, driver string, uses []sourceuse.Use) (claims []string, undecided string) {
 	for _, u := range uses {
-		if u.Claim.Namespace == namespace {
-			continue // the snapshot-controller waits for these itself
+		handedTo := claimsource.ProvisionerOf(u.Claim)
+		if seenBySnapshotController(u.Claim, snap) || handedTo == "" || (driver != "" && handedTo != driver) {
+			continue
 		}
 		switch {
 		case u.Verdict.Action == claimsource.Provision:
@@ -98,6 +140,30 @@ func crossNamespaceRestores(namespace string, uses []sourceuse.Use) (claims []st
 	return claims, undecided
 }
 
+// seenBySnapshotController reports whether the snapshot-controller waits
+// for claim before it deletes snap's content: a claim in snap's namespace
+// whose spec.dataSource names it (isVolumeBeingCreatedFromSnapshot). A
+// claim naming dataSourceRef.namespace, even its own, has no
+// spec.dataSource; a claim naming a VolumeSnapshotLink names no snapshot
+// there.
+func seenBySnapshotController(claim *v1.PersistentVolumeClaim, snap *snapv1.VolumeSnapshot) bool {
+	ds := claim.Spec.DataSource
+	return claim.Namespace == snap.Namespace && ds != nil && ds.Kind == datasource.SnapshotKind && ds.Name == snap.Name &&
+		ds.APIGroup != nil && *ds.APIGroup == datasource.SnapshotGroup
+}
+
+// namespaces are those of the claims, each once.
+func (v guardVerdict) namespaces() []string {
+	var out []string
+	for _, c := range v.claims {
+		ns, _, _ := strings.Cut(c, "/")
+		if !slices.Contains(out, ns) {
+			out = append(out, ns)
+		}
+	}
+	return out
+}
+
 // refusal is the denial's message naming the claims.
 func (v guardVerdict) refusal(snap *snapv1.VolumeSnapshot) string {
 	if len(v.claims) == 0 {
@@ -107,10 +173,12 @@ func (v guardVerdict) refusal(snap *snapv1.VolumeSnapshot) string {
 	if len(v.claims) > 1 {
 		kind += "s"
 	}
-	return fmt.Sprintf("the VolumeSnapshot is being restored across namespaces by %s %s: deleting it now would "+
-		"delete its VolumeSnapshotContent and the backend snapshot under the restore, because the snapshot-controller looks for "+
-		"restoring claims only in the snapshot's namespace %s (external-snapshotter#905); delete it once the claims are bound or deleted",
-		kind, strings.Join(v.claims, ", "), snap.Namespace)
+	return fmt.Sprintf("the VolumeSnapshot is being restored by %s %s: deleting it now would "+
+		"delete its VolumeSnapshotContent and the backend snapshot under the restore, because the snapshot-controller waits only for "+
+		"claims in the snapshot's namespace %s whose spec.dataSource names it (external-snapshotter#905); delete it once the claims are bound or deleted, "+
+		"or end the restores first: a claim stops holding the snapshot when it is deleted or when the ReferenceGrant in namespace %s "+
+		"that lets its namespace (%s) restore from here is revoked",
+		kind, strings.Join(v.claims, ", "), snap.Namespace, snap.Namespace, strings.Join(v.namespaces(), ", "))
 }
 
 // decide answers the DELETE of a VolumeSnapshot, which carries the object

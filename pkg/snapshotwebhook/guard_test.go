@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/linkcache/linkcachetest"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
+	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
 	"github.com/xns-csi/csi-provisioner/pkg/sourceuse"
 	"github.com/xns-csi/csi-provisioner/pkg/sourceuse/sourceusetest"
 )
@@ -39,7 +41,9 @@ var (
 
 // restoring is a pending claim in namespace restoring ns/snap, directly
 // (kind VolumeSnapshot) or through the link of that name (kind
-// VolumeSnapshotLink).
+// VolumeSnapshotLink), handed to the provisioner restoreDriver. As
+// kube-apiserver stores it: spec.dataSource mirrors a dataSourceRef
+// without a namespace.
 func restoring(namespace, name, kind, source string) *v1.PersistentVolumeClaim {
 	group := datasource.SnapshotGroup
 	ref := &v1.TypedObjectReference{APIGroup: &group, Kind: kind, Name: source}
@@ -47,8 +51,50 @@ func restoring(namespace, name, kind, source string) *v1.PersistentVolumeClaim {
 		sourceNamespace := "ns"
 		ref.Namespace = &sourceNamespace
 	}
-	return &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID(name + "-uid")},
+	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID(name + "-uid"),
+		Annotations: map[string]string{claimsource.AnnStorageProvisioner: restoreDriver}},
 		Spec: v1.PersistentVolumeClaimSpec{DataSourceRef: ref}}
+	if ref.Namespace == nil {
+		claim.Spec.DataSource = &v1.TypedLocalObjectReference{APIGroup: &group, Kind: kind, Name: source}
+	}
+	return claim
+}
+
+// restoreDriver is the driver the claims of restoring are handed to.
+const restoreDriver = "hostpath.csi.k8s.io"
+
+// handedTo is the claim as the PV controller hands it to provisioner, ""
+// for a claim it has not handed to any (its class is missing, or it waits
+// for its first consumer).
+func handedTo(provisioner string, claim *v1.PersistentVolumeClaim) *v1.PersistentVolumeClaim {
+	delete(claim.Annotations, claimsource.AnnStorageProvisioner)
+	if provisioner != "" {
+		claim.Annotations[claimsource.AnnBetaStorageProvisioner] = provisioner
+	}
+	return claim
+}
+
+// ofClass is the snapshot taken with class, and classes lists the
+// VolumeSnapshotClasses for the guard.
+func ofClass(class string) func(*snapv1.VolumeSnapshot) {
+	return func(s *snapv1.VolumeSnapshot) { s.Spec.VolumeSnapshotClassName = &class }
+}
+
+// withClasses gives g the VolumeSnapshotClass "csi-snapclass" of restoreDriver.
+func withClasses(g *DeleteGuard) *DeleteGuard {
+	g.SnapshotClasses = func() ([]snapshotvalidation.Class, error) {
+		return []snapshotvalidation.Class{{Name: "csi-snapclass", Driver: restoreDriver}}, nil
+	}
+	return g
+}
+
+// namingItsNamespace is the claim with dataSourceRef.namespace set to its
+// own namespace (KEP-3294 test case 4): kube-apiserver leaves
+// spec.dataSource empty.
+func namingItsNamespace(claim *v1.PersistentVolumeClaim) *v1.PersistentVolumeClaim {
+	claim.Spec.DataSourceRef.Namespace = &claim.Namespace
+	claim.Spec.DataSource = nil
+	return claim
 }
 
 // guardOf is a DeleteGuard over caches holding claims and volumes.
@@ -107,12 +153,33 @@ func TestDeleteGuard(t *testing.T) {
 			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), snap: snapshot(fromClaim("data"))},
 		"a restore in the snapshot's own namespace is left to the snapshot-controller": {
 			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{restoring("ns", "local", datasource.SnapshotKind, "snap")}), snap: protected},
+		"a restore in the snapshot's namespace naming dataSourceRef.namespace is denied: the snapshot-controller cannot see it": {
+			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{namingItsNamespace(restoring("ns", "local", datasource.SnapshotKind, "snap"))}),
+			snap:  crossProtected, denied: []string{"ns/local"}, reason: reasonCrossNamespaceRestore},
+		"a restore through a link in the snapshot's namespace is denied: the snapshot-controller cannot see it": {
+			guard: guardOf(t, granted, linkcachetest.Links{linkcachetest.Link("ns", "local-link", "", "snap")}, true,
+				[]*v1.PersistentVolumeClaim{restoring("ns", "through", datasource.LinkKind, "local-link")}),
+			snap: linkProtected, denied: []string{"ns/through"}, reason: reasonCrossNamespaceRestore},
 		"a claim without a grant holds nothing": {
 			guard: guardOf(t, notGranted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), snap: protected},
 		"a claim whose PV exists is restored": {
 			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{prodRestore}, "pvc-restore-uid"), snap: protected},
 		"a claim restoring another snapshot holds nothing": {
 			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{restoring("prod", "other", datasource.SnapshotKind, "other")}), snap: protected},
+		"a claim the PV controller has not handed to a provisioner holds nothing (missing class, waiting for its consumer)": {
+			guard: guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{handedTo("", restoring("prod", "restore", datasource.SnapshotKind, "snap"))}),
+			snap:  protected},
+		"a claim handed to the snapshot's driver (beta annotation) holds it": {
+			guard:  withClasses(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{handedTo(restoreDriver, restoring("prod", "restore", datasource.SnapshotKind, "snap"))})),
+			snap:   snapshot(fromClaim("data"), withFinalizer(datasource.SnapshotFinalizer), ofClass("csi-snapclass")),
+			denied: []string{"prod/restore"}, reason: reasonCrossNamespaceRestore},
+		"a claim handed to another driver holds nothing": {
+			guard: withClasses(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{handedTo("other.csi.example.com", restoring("prod", "restore", datasource.SnapshotKind, "snap"))})),
+			snap:  snapshot(fromClaim("data"), withFinalizer(datasource.SnapshotFinalizer), ofClass("csi-snapclass"))},
+		"a claim handed to any driver holds a snapshot whose class is unknown": {
+			guard:  withClasses(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{handedTo("other.csi.example.com", restoring("prod", "restore", datasource.SnapshotKind, "snap"))})),
+			snap:   snapshot(fromClaim("data"), withFinalizer(datasource.SnapshotFinalizer), ofClass("gone")),
+			denied: []string{"prod/restore"}, reason: reasonCrossNamespaceRestore},
 		"unreadable grants allow, counted": {
 			guard: guardOf(t, grantsDown, nil, true, []*v1.PersistentVolumeClaim{prodRestore}), snap: protected, reason: reasonRestoresUnknown},
 		"unsynced caches allow, counted": {
@@ -136,6 +203,9 @@ func TestDeleteGuard(t *testing.T) {
 				}
 				if status.Code != http.StatusForbidden || !strings.Contains(status.Message, want) || !strings.Contains(status.Message, "external-snapshotter#905") {
 					t.Errorf("denied with %d %q, want 403 naming %q", status.Code, status.Message, want)
+				}
+				if way := "ReferenceGrant in namespace ns that lets its namespace"; !strings.Contains(status.Message, way) {
+					t.Errorf("denied with %q, want the way out named (%q)", status.Message, way)
 				}
 			}
 		})
@@ -170,5 +240,22 @@ func TestDeleteGuardReview(t *testing.T) {
 	resp := review.Response
 	if resp == nil || resp.Allowed || resp.Result == nil || !strings.Contains(resp.Result.Message, "prod/restore") || resp.Result.Code != http.StatusForbidden {
 		t.Fatalf("response %+v, want a 403 denial naming prod/restore", resp)
+	}
+}
+
+func TestGuardedClaimKeepsTheProvisionerItWasHandedTo(t *testing.T) {
+	claim := handedTo(restoreDriver, restoring("prod", "restore", datasource.SnapshotKind, "snap"))
+	claim.Annotations["note"] = "dropped"
+	claim.Labels = map[string]string{"app": "dropped"}
+	obj, err := guardedClaim(claim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := obj.(*v1.PersistentVolumeClaim)
+	if want := map[string]string{claimsource.AnnStorageProvisioner: restoreDriver}; !maps.Equal(got.Annotations, want) || got.Labels != nil {
+		t.Errorf("annotations %v labels %v, want %v and none", got.Annotations, got.Labels, want)
+	}
+	if got.Spec.DataSourceRef == nil || got.Spec.DataSourceRef.Name != "snap" {
+		t.Errorf("dataSourceRef %v, want the snapshot kept", got.Spec.DataSourceRef)
 	}
 }

@@ -30,7 +30,7 @@ func volumeName(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.U
 // the sidecars do, set as opts says they are (--feature-gates,
 // --cross-namespace-snapshot): a claim they leave alone is no restore to
 // guard. Without --cross-namespace-snapshot it has no link cache.
-func newDeleteGuard(config *rest.Config, opts *Options) (*DeleteGuard, []func(context.Context), error) {
+func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLister) (*DeleteGuard, []func(context.Context), error) {
 	kube, err := kubernetes.NewForConfig(config)
 	if err != nil {
 		return nil, nil, err
@@ -40,8 +40,8 @@ func newDeleteGuard(config *rest.Config, opts *Options) (*DeleteGuard, []func(co
 		return nil, nil, err
 	}
 	// The guard never writes a claim back: its cache keeps what the
-	// claim-source decision reads (cachetrim.ClaimSource).
-	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(cachetrim.ClaimSource))
+	// claim-source decision reads, and the provisioner it was handed to.
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(guardedClaim))
 	claims := factory.Core().V1().PersistentVolumeClaims().Informer()
 	if err := claims.AddIndexers(cache.Indexers{requeue.SourceIndex: requeue.IndexBySource}); err != nil {
 		return nil, nil, err
@@ -52,7 +52,8 @@ func newDeleteGuard(config *rest.Config, opts *Options) (*DeleteGuard, []func(co
 	guard := &DeleteGuard{
 		Finder: sourceuse.Finder{Claims: claims.GetIndexer(), Volumes: volumes.Lister(), VolumeName: volumeName,
 			Policy: claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants}},
-		Synced: []cache.InformerSynced{claims.HasSynced, volumes.Informer().HasSynced},
+		Synced:          []cache.InformerSynced{claims.HasSynced, volumes.Informer().HasSynced},
+		SnapshotClasses: snapshotClasses,
 	}
 	runners := []func(context.Context){grants.Run, func(ctx context.Context) {
 		factory.Start(ctx.Done())
@@ -69,4 +70,21 @@ func newDeleteGuard(config *rest.Config, opts *Options) (*DeleteGuard, []func(co
 		runners = append(runners, links.Run)
 	}
 	return guard, runners, nil
+}
+
+// guardedClaim trims a claim as cachetrim.ClaimSource does, keeping the
+// annotation that names the provisioner it was handed to (GA, else beta).
+func guardedClaim(obj any) (any, error) {
+	claim, ok := obj.(*v1.PersistentVolumeClaim)
+	if !ok {
+		return cachetrim.ClaimSource(obj)
+	}
+	handedTo := claimsource.ProvisionerOf(claim)
+	trimmed, err := cachetrim.ClaimSource(claim)
+	if err != nil || handedTo == "" {
+		return trimmed, err
+	}
+	claim = trimmed.(*v1.PersistentVolumeClaim)
+	claim.Annotations = map[string]string{claimsource.AnnStorageProvisioner: handedTo}
+	return claim, nil
 }

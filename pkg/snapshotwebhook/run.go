@@ -55,7 +55,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	var runners []func(context.Context)
 	if opts.GuardCrossNamespaceRestores {
-		if admitter.DeleteGuard, runners, err = newDeleteGuard(config, opts); err != nil {
+		if admitter.DeleteGuard, runners, err = newDeleteGuard(config, opts, caches[0].List); err != nil {
 			return err
 		}
 	}
