@@ -95,7 +95,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !v.allowed() {
 		result = resultDenied
 	}
-	h.Metrics.observe(v.resource, string(req.Operation), result, v.metricReason(), now().Sub(start))
+	h.Metrics.observe(v.resource, req.Operation, result, v.metricReason(), now().Sub(start))
 	h.log(logger, req, v)
 }
 

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	admissionv1 "k8s.io/api/admission/v1"
 )
 
 // The results of an admission request, the metrics' result label.
@@ -24,7 +25,9 @@ type Metrics struct {
 // NewMetrics creates the metrics and registers them with reg:
 //
 //   - snapshot_validation_webhook_admission_requests_total{resource,
-//     operation, result, reason}: result is allowed, denied or error;
+//     operation, result, reason}: operation is CREATE, UPDATE, DELETE,
+//     CONNECT, other (any other value a caller posts) or empty (an HTTP
+//     error before the review was read); result is allowed, denied or error;
 //     reason is, for a denial, the field of the first rule broken (e.g.
 //     spec.source) or cross-namespace-restore (the DELETE guard), for an
 //     allowed request the webhook could not decide (undecodable,
@@ -54,12 +57,28 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
+// operationOther is the operation label of a request whose operation is
+// not one of admission.k8s.io/v1's.
+const operationOther = "other"
+
+// operationLabel is the operation label of op: a label takes only known
+// values, as whoever reaches the webhook's Service can post any operation,
+// and each new value would be a series held for the process's life.
+func operationLabel(op admissionv1.Operation) string {
+	switch op {
+	case admissionv1.Create, admissionv1.Update, admissionv1.Delete, admissionv1.Connect, "":
+		return string(op)
+	default:
+		return operationOther
+	}
+}
+
 // observe counts one request and its latency; a nil Metrics counts
 // nothing.
-func (m *Metrics) observe(resource, operation, result, reason string, took time.Duration) {
+func (m *Metrics) observe(resource string, operation admissionv1.Operation, result, reason string, took time.Duration) {
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(resource, operation, result, reason).Inc()
-	m.latency.WithLabelValues(resource, operation).Observe(took.Seconds())
+	m.requests.WithLabelValues(resource, operationLabel(operation), result, reason).Inc()
+	m.latency.WithLabelValues(resource, operationLabel(operation)).Observe(took.Seconds())
 }
