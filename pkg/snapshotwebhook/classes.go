@@ -8,6 +8,8 @@ import (
 	groupsnapv1beta2 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumegroupsnapshot/v1beta2"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/tools/cache"
 
@@ -21,28 +23,66 @@ import (
 // allows new defaults rather than guess.
 type classCache struct {
 	api *optionalapi.API
+	// handlers are added to each informer the cache runs (AddHandler).
+	handlers []cache.ResourceEventHandler
+}
+
+// reference returns the reference of the cached class name of kind, for
+// an event (with its UID, which kubectl describe matches), nil when the
+// cache does not hold it.
+func (c *classCache) reference(kind, name string) *v1.ObjectReference {
+	inf, candidate, err := c.api.Informer()
+	if err != nil {
+		return nil
+	}
+	obj, ok, err := inf.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return nil
+	}
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil
+	}
+	return &v1.ObjectReference{Kind: kind, APIVersion: candidate.GroupVersion.String(), Name: name, UID: m.GetUID(),
+		ResourceVersion: m.GetResourceVersion()}
+}
+
+// AddHandler adds h to the class informer. Call before the cache runs.
+func (c *classCache) AddHandler(h cache.ResourceEventHandler) { c.handlers = append(c.handlers, h) }
+
+// prepare adds the handlers to a new informer.
+func (c *classCache) prepare(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
+	for _, h := range c.handlers {
+		if _, err := inf.AddEventHandler(h); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // newSnapshotClassCache watches the VolumeSnapshotClasses once disc says
 // they are served.
 func newSnapshotClassCache(client snapclientset.Interface, disc discovery.DiscoveryInterface) *classCache {
-	return &classCache{api: optionalapi.New(optionalapi.Config{
-		Name: "VolumeSnapshotClass", Discovery: disc,
+	c := &classCache{}
+	c.api = optionalapi.New(optionalapi.Config{
+		Name: "VolumeSnapshotClass", Discovery: disc, Prepare: c.prepare,
 		Candidates: []optionalapi.Candidate{{GroupVersion: snapv1.SchemeGroupVersion, Resource: snapshotClasses, Object: &snapv1.VolumeSnapshotClass{},
 			ListWatch: func() *cache.ListWatch {
 				classes := client.SnapshotV1().VolumeSnapshotClasses()
 				return optionalapi.NewListWatch(classes.List, classes.Watch)
 			}}},
 		WhileRefused: "a new default VolumeSnapshotClass is allowed without checking the others",
-	})}
+	})
+	return c
 }
 
 // newGroupSnapshotClassCache watches the VolumeGroupSnapshotClasses, in
 // the newest version the cluster serves: the group snapshot API is still
 // served as v1beta1 or v1beta2 by older CRDs.
 func newGroupSnapshotClassCache(client snapclientset.Interface, disc discovery.DiscoveryInterface) *classCache {
-	return &classCache{api: optionalapi.New(optionalapi.Config{
-		Name: "VolumeGroupSnapshotClass", Discovery: disc,
+	c := &classCache{}
+	c.api = optionalapi.New(optionalapi.Config{
+		Name: "VolumeGroupSnapshotClass", Discovery: disc, Prepare: c.prepare,
 		Candidates: []optionalapi.Candidate{
 			{GroupVersion: groupsnapv1.SchemeGroupVersion, Resource: groupSnapshotClasses, Object: &groupsnapv1.VolumeGroupSnapshotClass{},
 				ListWatch: func() *cache.ListWatch {
@@ -61,7 +101,8 @@ func newGroupSnapshotClassCache(client snapclientset.Interface, disc discovery.D
 				}},
 		},
 		WhileRefused: "a new default VolumeGroupSnapshotClass is allowed without checking the others",
-	})}
+	})
+	return c
 }
 
 // List returns the classes in the cache, or why there is no cache to read.

@@ -18,8 +18,9 @@ const (
 
 // Metrics are the webhook's own metrics.
 type Metrics struct {
-	requests *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	conflicts *prometheus.GaugeVec
 }
 
 // NewMetrics creates the metrics and registers them with reg:
@@ -37,6 +38,9 @@ type Metrics struct {
 //   - snapshot_validation_webhook_admission_duration_seconds{resource,
 //     operation}: from the request's arrival to its response being
 //     written.
+//   - snapshot_validation_webhook_default_class_conflicts{kind}: the
+//     drivers with more than one default class of kind
+//     (VolumeSnapshotClass, VolumeGroupSnapshotClass) in the cache.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -48,8 +52,12 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 			Help:    "Time to answer an admission request, by resource and operation.",
 			Buckets: []float64{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2},
 		}, []string{"resource", "operation"}),
+		conflicts: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Subsystem: "snapshot_validation_webhook", Name: "default_class_conflicts",
+			Help: "Drivers with more than one default class of kind, as the webhook's cache shows them.",
+		}, []string{"kind"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.latency} {
+	for _, c := range []prometheus.Collector{m.requests, m.latency, m.conflicts} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -9,6 +9,11 @@ import (
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -44,14 +49,24 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	events, err := kubernetes.NewForConfig(kubeclients.Protobuf(config))
+	if err != nil {
+		return err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.CoreV1().Events(v1.NamespaceAll)})
+	defer broadcaster.Shutdown()
+	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component})
 	caches := []*classCache{newSnapshotClassCache(client, client.Discovery())}
 	admitter := &Admitter{
 		Content:         snapshotvalidation.ContentOptions{PreventVolumeModeConversion: opts.PreventVolumeModeConversion},
 		SnapshotClasses: caches[0].List,
 	}
+	reportConflicts(caches[0], snapshotvalidation.SnapshotClassKind, recorder, metrics)
 	if opts.EnableVolumeGroupSnapshotWebhook {
 		caches = append(caches, newGroupSnapshotClassCache(client, client.Discovery()))
 		admitter.GroupSnapshotClasses = caches[1].List
+		reportConflicts(caches[1], snapshotvalidation.GroupSnapshotClassKind, recorder, metrics)
 	}
 	var runners []func(context.Context)
 	if opts.GuardCrossNamespaceRestores {
@@ -105,3 +120,11 @@ func serveDiagnostics(ctx context.Context, opts *Options) (*Metrics, error) {
 // ok answers health checks: the webhook serves as soon as it listens, and
 // allows what it cannot check yet.
 func ok(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
+
+// reportConflicts warns about the default classes of kind that slipped past
+// the default-class rule in c (see conflictReporter).
+func reportConflicts(c *classCache, kind snapshotvalidation.ClassKind, recorder record.EventRecorder, metrics *Metrics) {
+	r := &conflictReporter{kind: kind, list: c.List, event: recorder, gauge: metrics.conflicts.WithLabelValues(kind.Name),
+		ref: func(name string) *v1.ObjectReference { return c.reference(kind.Name, name) }}
+	c.AddHandler(r.handler())
+}

@@ -47,6 +47,12 @@ func TestE2ESnapshotWebhook(t *testing.T) {
 	// snapshot's name is empty), valid under CEL's (has(self.name)).
 	invalid := ns + "-persisted-invalid"
 	createContentJSON(t, ctx, contentJSON(ns, invalid, driver, "", "", `"finalizers":["example.com/hold"]`))
+	// Two defaults of one driver that got past the default-class rule, as
+	// two replicas' caches or two creates back to back let them.
+	raced := []*snapv1.VolumeSnapshotClass{defaultClass(ns, ns+"-raced-a", "raced-"+driver), defaultClass(ns, ns+"-raced-b", "raced-"+driver)}
+	for _, class := range raced {
+		createClass(t, ctx, class)
+	}
 
 	wh, err := world.StartSnapshotWebhook(ctx, "snapshot-webhook-"+ns, certs.CertFile(), certs.KeyFile(), "--v=4")
 	if err != nil {
@@ -90,6 +96,18 @@ func TestE2ESnapshotWebhook(t *testing.T) {
 		_, err := world.Snaps.SnapshotV1().VolumeSnapshotClasses().Create(ctx, second, metav1.CreateOptions{})
 		expectDenied(t, err, "driver "+driver+" already has a default VolumeSnapshotClass: "+first.Name)
 		createClass(t, ctx, defaultClass(ns, ns+"-other-driver", "other-"+driver))
+	})
+	t.Run("DefaultClassConflictReported", func(t *testing.T) {
+		for _, class := range raced {
+			waitFor(t, "a MultipleDefaultClasses event on "+class.Name, func(ctx context.Context) bool {
+				events, err := world.Kube.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{
+					FieldSelector: "involvedObject.name=" + class.Name + ",reason=MultipleDefaultClasses"})
+				return err == nil && len(events.Items) > 0 && strings.Contains(events.Items[0].Message, raced[0].Name+", "+raced[1].Name)
+			})
+		}
+		if n := scrapeValue(t, wh.HTTPAddr, `snapshot_validation_webhook_default_class_conflicts{kind="VolumeSnapshotClass"}`); n < 1 {
+			t.Errorf("%v conflicting drivers counted, want at least 1", n)
+		}
 	})
 	t.Run("ValidSnapshotAllowed", func(t *testing.T) {
 		before := webhookAdmissions(t, wh, "volumesnapshots", "allowed")

@@ -19,10 +19,12 @@ import (
 const webhookName = "snapshot-validation-webhook"
 
 // webhookPermissions is exactly what the webhook's ClusterRole grants: list
-// and watch of the classes its default-class rule reads from informers.
+// and watch of the classes its default-class rule reads from informers,
+// and the events that report a driver with two defaults.
 var webhookPermissions = []permission{
 	{"snapshot.storage.k8s.io", "volumesnapshotclasses", []string{"list", "watch"}},
 	{"groupsnapshot.storage.k8s.io", "volumegroupsnapshotclasses", []string{"list", "watch"}},
+	{"", "events", []string{"create", "patch"}},
 }
 
 func TestWebhookRoleGrantsExactlyWhatItUses(t *testing.T) {

@@ -1,0 +1,61 @@
+package snapshotwebhook
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	v1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
+)
+
+// TestDefaultClassConflictsAreReported: two defaults of one driver that
+// both got past the default-class rule (two replicas' caches, or two
+// creates back to back) are reported once per conflict, on each class,
+// and counted while they last.
+func TestDefaultClassConflictsAreReported(t *testing.T) {
+	classes := []snapshotvalidation.Class{{Name: "a", Driver: "d1", Default: true}, {Name: "other", Driver: "d2", Default: true}}
+	recorder := record.NewFakeRecorder(10)
+	gauge := prometheus.NewGauge(prometheus.GaugeOpts{Name: "conflicts"})
+	r := &conflictReporter{kind: snapshotvalidation.SnapshotClassKind, list: func() ([]snapshotvalidation.Class, error) { return classes, nil },
+		event: recorder, gauge: gauge, ref: func(name string) *v1.ObjectReference { return &v1.ObjectReference{Name: name} }}
+	told := func() []string {
+		var out []string
+		for len(recorder.Events) > 0 {
+			e := <-recorder.Events
+			if !strings.HasPrefix(e, "Warning "+ReasonMultipleDefaultClasses+" driver d1 has 2 default classes of kind VolumeSnapshotClass (a, b)") {
+				t.Errorf("event %q", e)
+			}
+			out = append(out, e)
+		}
+		return out
+	}
+
+	r.check()
+	if n := len(told()); n != 0 || testutil.ToFloat64(gauge) != 0 {
+		t.Fatalf("one default per driver: %d events, gauge %v", n, testutil.ToFloat64(gauge))
+	}
+	classes = append(classes, snapshotvalidation.Class{Name: "b", Driver: "d1", Default: true})
+	r.check()
+	if n := len(told()); n != 2 || testutil.ToFloat64(gauge) != 1 {
+		t.Fatalf("a second default of d1: %d events, gauge %v; want one on each class, 1", n, testutil.ToFloat64(gauge))
+	}
+	r.check()
+	if n := len(told()); n != 0 {
+		t.Errorf("the same conflict told again: %d events", n)
+	}
+	classes = slices.DeleteFunc(classes, func(c snapshotvalidation.Class) bool { return c.Name == "b" })
+	r.check()
+	if testutil.ToFloat64(gauge) != 0 {
+		t.Errorf("gauge %v once the conflict is resolved, want 0", testutil.ToFloat64(gauge))
+	}
+	classes = append(classes, snapshotvalidation.Class{Name: "b", Driver: "d1", Default: true})
+	r.check()
+	if n := len(told()); n != 2 {
+		t.Errorf("a new conflict: %d events, want 2", n)
+	}
+}
