@@ -169,7 +169,7 @@ demo-down: ## Stop a demo cluster left behind (e.g. after kill -9).
 	-pkill -f '$(subst .cache,[.]cache,$(abspath $(CACHE)))/demo' || true
 	rm -rf $(CACHE)/demo
 
-webhook-certs: ## Create the snapshot validation webhook's CA and serving pair with openssl: the Secret and caBundle of deploy/webhook (NAMESPACE=default; OUT_DIR=<dir> keeps the files, NO_KUBECTL=1 only writes them).
+webhook-certs: ## The snapshot validation webhook's CA (reused when it exists) and a serving pair it issues, with openssl: the Secrets and caBundle of deploy/webhook (NAMESPACE=default; OUT_DIR=<dir> keeps the files, NO_KUBECTL=1 only writes them, ROTATE_CA=1 makes a new CA).
 	hack/webhook-certs.sh $(or $(NAMESPACE),default)
 
 generate: $(CODEGEN_TOOLS) ## Regenerate deepcopy, clientset, listers, informers (pkg/generated) and CRD YAML (deploy/crds/generated) from pkg/apis.

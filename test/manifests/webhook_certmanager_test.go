@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -19,7 +20,8 @@ import (
 const certManagerOverlay = "overlays/webhook-cert-manager"
 
 // certManagerObjects are what the overlay adds to deploy/webhook.
-var certManagerObjects = []string{"Issuer default/snapshot-validation-webhook", "Certificate default/snapshot-validation-webhook"}
+var certManagerObjects = []string{"Issuer default/snapshot-validation-webhook-selfsigned", "Certificate default/snapshot-validation-webhook-ca",
+	"Issuer default/snapshot-validation-webhook", "Certificate default/snapshot-validation-webhook"}
 
 // issuer and certificate are the fields of cert-manager.io/v1's Issuer
 // and Certificate that the overlay sets. The project does not vendor
@@ -31,6 +33,9 @@ type issuer struct {
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
 		SelfSigned *struct{} `json:"selfSigned,omitempty"`
+		CA         *struct {
+			SecretName string `json:"secretName"`
+		} `json:"ca,omitempty"`
 	} `json:"spec"`
 }
 
@@ -38,9 +43,16 @@ type certificate struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata"`
 	Spec              struct {
+		IsCA       bool     `json:"isCA,omitempty"`
+		CommonName string   `json:"commonName,omitempty"`
 		SecretName string   `json:"secretName"`
-		DNSNames   []string `json:"dnsNames"`
-		IssuerRef  struct {
+		DNSNames   []string `json:"dnsNames,omitempty"`
+		PrivateKey *struct {
+			Algorithm      string `json:"algorithm"`
+			Size           int    `json:"size"`
+			RotationPolicy string `json:"rotationPolicy"`
+		} `json:"privateKey,omitempty"`
+		IssuerRef struct {
 			Kind string `json:"kind"`
 			Name string `json:"name"`
 		} `json:"issuerRef"`
@@ -56,10 +68,14 @@ func init() {
 }
 
 // TestWebhookCertManagerOverlay: the certificate is for the Service's DNS
-// name, issued by the overlay's Issuer into the Secret the Deployment
+// name, issued by the overlay's CA Issuer into the Secret the Deployment
 // mounts, and the webhook configuration asks cert-manager's CA injector
 // for that certificate's CA, in the default namespace and with the
-// namespace set in the overlay.
+// namespace set in the overlay. The CA outlives the serving certificate
+// and keeps its key when renewed, so renewing either leaves the caBundle
+// that kube-apiserver trusts valid for the pair served (issue 22, defect
+// 5: a self-signed serving certificate was its own trust anchor, new at
+// each renewal).
 func TestWebhookCertManagerOverlay(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		checkCertManagerOverlay(t, kustomize(t, filepath.Join(deployDir, certManagerOverlay)), "default")
@@ -91,6 +107,7 @@ func checkCertManagerOverlay(t *testing.T, rendered []manifest, namespace string
 	t.Helper()
 	var (
 		cert       *certificate
+		certs      = map[string]*certificate{}
 		issuers    = map[string]*issuer{}
 		service    *v1.Service
 		deployment *appsv1.Deployment
@@ -99,7 +116,10 @@ func checkCertManagerOverlay(t *testing.T, rendered []manifest, namespace string
 	for _, m := range rendered {
 		switch o := m.obj.(type) {
 		case *certificate:
-			cert = o
+			certs[o.Namespace+"/"+o.Name] = o
+			if !o.Spec.IsCA {
+				cert = o
+			}
 		case *issuer:
 			issuers[o.Namespace+"/"+o.Name] = o
 		case *v1.Service:
@@ -119,8 +139,28 @@ func checkCertManagerOverlay(t *testing.T, rendered []manifest, namespace string
 	if want := []string{service.Name + "." + namespace + ".svc"}; strings.Join(cert.Spec.DNSNames, ",") != want[0] {
 		t.Errorf("certificate dnsNames %q, want %q (the Service kube-apiserver calls)", cert.Spec.DNSNames, want)
 	}
-	if is := issuers[cert.Namespace+"/"+cert.Spec.IssuerRef.Name]; cert.Spec.IssuerRef.Kind != "Issuer" || is == nil || is.Spec.SelfSigned == nil {
-		t.Errorf("certificate issuer %+v is not the overlay's self-signed Issuer in %s", cert.Spec.IssuerRef, cert.Namespace)
+	is := issuers[cert.Namespace+"/"+cert.Spec.IssuerRef.Name]
+	if cert.Spec.IssuerRef.Kind != "Issuer" || is == nil || is.Spec.CA == nil {
+		t.Fatalf("certificate issuer %+v is not a CA Issuer of the overlay in %s", cert.Spec.IssuerRef, cert.Namespace)
+	}
+	var ca *certificate
+	for _, c := range certs {
+		if c.Spec.IsCA && c.Spec.SecretName == is.Spec.CA.SecretName {
+			ca = c
+		}
+	}
+	if ca == nil {
+		t.Fatalf("no CA Certificate of the overlay writes Secret %q, the CA Issuer's", is.Spec.CA.SecretName)
+	}
+	if root := issuers[ca.Namespace+"/"+ca.Spec.IssuerRef.Name]; root == nil || root.Spec.SelfSigned == nil || ca.Namespace != namespace {
+		t.Errorf("CA certificate %s/%s is not issued by a self-signed Issuer of the overlay in %s", ca.Namespace, ca.Name, namespace)
+	}
+	if ca.Spec.PrivateKey == nil || ca.Spec.PrivateKey.RotationPolicy != "Never" {
+		t.Errorf("CA certificate privateKey %+v, want rotationPolicy Never: a renewed CA with a new key would not verify the serving pair it issued", ca.Spec.PrivateKey)
+	}
+	caLife, serveLife := mustDuration(t, ca.Spec.Duration), mustDuration(t, cert.Spec.Duration)
+	if caLife < 10*serveLife {
+		t.Errorf("CA lives %v, the serving certificate %v: the CA must outlive its serving certificates many times", caLife, serveLife)
 	}
 	mounted := ""
 	for _, vol := range deployment.Spec.Template.Spec.Volumes {
@@ -139,4 +179,13 @@ func checkCertManagerOverlay(t *testing.T, rendered []manifest, namespace string
 			t.Errorf("webhook %s calls %+v, want the Service %s/%s", hook.Name, ref, namespace, service.Name)
 		}
 	}
+}
+
+func mustDuration(t *testing.T, s string) time.Duration {
+	t.Helper()
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }
