@@ -50,9 +50,11 @@ type Env struct {
 	// Recorder records events with the component as their source, through
 	// a client of its own, so a burst of them cannot slow Kube down.
 	Recorder record.EventRecorder
+	// Events is the client Recorder writes through, for a component that
+	// writes its events itself to know each one was stored.
+	Events kubernetes.Interface
 
-	opts   *controllerflags.Common
-	events kubernetes.Interface
+	opts *controllerflags.Common
 	// runLeader is leader.Run; tests replace it.
 	runLeader func(context.Context, leader.Config, func(context.Context)) error
 }
@@ -78,7 +80,7 @@ func New(ctx context.Context, opts *controllerflags.Common, component string, ki
 		Registry:  prometheus.NewRegistry(),
 		Recorder:  broadcaster.NewRecorder(kinds, v1.EventSource{Component: component}),
 		opts:      opts,
-		events:    events,
+		Events:    events,
 		runLeader: leader.Run,
 	}, nil
 }

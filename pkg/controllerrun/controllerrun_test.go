@@ -59,7 +59,7 @@ func TestNewRecordsEventsAsTheComponentThroughAClientOfTheirOwn(t *testing.T) {
 	if env.Config.QPS != 7 || env.Config.Burst != 11 || !strings.HasPrefix(env.Config.UserAgent, "test-controller") {
 		t.Errorf("Config: QPS %v, burst %d, user agent %q; want 7, 11, test-controller/<host>", env.Config.QPS, env.Config.Burst, env.Config.UserAgent)
 	}
-	if env.events.CoreV1().RESTClient().GetRateLimiter() == env.Kube.CoreV1().RESTClient().GetRateLimiter() {
+	if env.Events.CoreV1().RESTClient().GetRateLimiter() == env.Kube.CoreV1().RESTClient().GetRateLimiter() {
 		t.Error("events share the core client's rate limiter")
 	}
 
@@ -136,7 +136,7 @@ func TestRunUnderLeaderElectionUsesALeaseClientOfItsOwn(t *testing.T) {
 	if got.LockName != "lock" || got.Options != opts.LeaderElection || !got.ReleaseOnExit {
 		t.Errorf("leader election of %q with %+v, release on exit %v; want lock, %+v, true", got.LockName, got.Options, got.ReleaseOnExit, opts.LeaderElection)
 	}
-	for name, c := range map[string]kubernetes.Interface{"core": env.Kube, "events": env.events} {
+	for name, c := range map[string]kubernetes.Interface{"core": env.Kube, "events": env.Events} {
 		if got.Client.CoreV1().RESTClient().GetRateLimiter() == c.CoreV1().RESTClient().GetRateLimiter() {
 			t.Errorf("the Lease client shares the %s client's rate limiter", name)
 		}

@@ -8,12 +8,13 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/informers"
 	coreinformers "k8s.io/client-go/informers/core/v1"
 	"k8s.io/client-go/kubernetes"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
@@ -35,8 +36,9 @@ const byPopulatorKind = "populator-kind"
 type Config struct {
 	// Kube lists and watches claims.
 	Kube kubernetes.Interface
-	// Recorder writes the events on claims.
-	Recorder record.EventRecorder
+	// Events writes the events on claims, with a client of their own (its
+	// rate limiter paces a burst of them); see notices.
+	Events typedcorev1.EventsGetter
 	// Gateway reads ReferenceGrants; API reads VolumePopulators and
 	// VolumeSnapshotLinks (pkg/generated).
 	Gateway gatewayclientset.Interface
@@ -92,7 +94,7 @@ func New(cfg Config) (*Controller, error) {
 		factory: informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.ResyncPeriod, informers.WithTransform(cachetrim.ClaimSource)),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "claims"}),
-		notices: newNotices(cfg.Recorder, cfg.Metrics),
+		notices: newNotices(cfg.Events, cfg.Metrics),
 	}
 	inf := c.factory.InformerFor(&v1.PersistentVolumeClaim{}, newClaimInformer)
 	if err := inf.AddIndexers(cache.Indexers{byPopulatorKind: populatorKindIndex(cfg.SnapshotLinks)}); err != nil {
@@ -171,25 +173,32 @@ func (c *Controller) runners() []func(context.Context) {
 }
 
 // processNextItem decides the next queued claim; false once the queue shut
-// down.
+// down. A claim whose event could not be written is decided again after
+// the queue's backoff.
 func (c *Controller) processNextItem(ctx context.Context) bool {
 	key, quit := c.queue.Get()
 	if quit {
 		return false
 	}
 	defer c.queue.Done(key)
-	c.sync(ctx, key)
+	if err := c.sync(ctx, key); err != nil {
+		namespace, name, _ := cache.SplitMetaNamespaceKey(key)
+		klog.FromContext(ctx).Error(err, "Cannot tell the claim; deciding it again after a backoff", "pvc", klog.KRef(namespace, name))
+		c.queue.AddRateLimited(key)
+		return true
+	}
 	c.queue.Forget(key)
 	return true
 }
 
 // sync decides the claim with key and acts on the outcome. A decision
 // reads caches only and cannot fail: a claim waiting for a cache is
-// re-queued by that cache's sync, not retried.
-func (c *Controller) sync(ctx context.Context, key string) {
+// re-queued by that cache's sync, not retried. The error is the event's
+// write's.
+func (c *Controller) sync(ctx context.Context, key string) error {
 	obj, exists, err := c.claims.GetIndexer().GetByKey(key)
 	if err != nil || !exists {
-		return
+		return nil
 	}
 	claim := obj.(*v1.PersistentVolumeClaim)
 	out := Decide(c.gatherer.gather(claim))
@@ -198,12 +207,27 @@ func (c *Controller) sync(ctx context.Context, key string) {
 	case Quiet:
 		c.notices.forget(claim.UID)
 	case Warn:
-		c.notices.tell(ctx, claim, out)
+		if err := c.notices.tell(ctx, claim, out); err != nil {
+			return err
+		}
+		if !c.cached(key, claim.UID) {
+			// Deleted while its event was written: deleted may have
+			// forgotten it before tell remembered it.
+			c.notices.forget(claim.UID)
+		}
 	case Wait:
 	}
 	if c.decided != nil {
 		c.decided(claim, out)
 	}
+	return nil
+}
+
+// cached reports whether the claim with key and uid is in the cache.
+func (c *Controller) cached(key string, uid types.UID) bool {
+	obj, exists, err := c.claims.GetIndexer().GetByKey(key)
+	claim, ok := obj.(*v1.PersistentVolumeClaim)
+	return err == nil && exists && ok && claim.UID == uid
 }
 
 func (c *Controller) enqueue(obj any) {

@@ -2,9 +2,12 @@ package validator
 
 import (
 	"testing"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clienttesting "k8s.io/client-go/testing"
 
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 )
@@ -72,4 +75,26 @@ func TestDeletedClaimsAreForgotten(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitFor("the deleted claim to be forgotten", func() bool { return e.c.notices.remembered() == 0 })
+}
+
+// TestAClaimDeletedWhileToldIsForgotten: a claim deleted while its event
+// is being written is not remembered as told once the write returns.
+func TestAClaimDeletedWhileToldIsForgotten(t *testing.T) {
+	e := startEnv(t)
+	e.events.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+		if err := e.kube.CoreV1().PersistentVolumeClaims("test").Delete(e.ctx, "c", metav1.DeleteOptions{}); err != nil {
+			t.Error(err)
+		}
+		e.waitFor("the claim to leave the cache", func() bool {
+			_, exists, _ := e.c.claims.GetIndexer().GetByKey("test/c")
+			return !exists
+		})
+		time.Sleep(10 * time.Millisecond) // the informer's handler forgets it meanwhile
+		return false, nil, nil
+	})
+	e.createClaim(newClaim("c", restoring("prod", "foo-backup")))
+	e.decidedAs("c", Warn)
+	if n := e.c.notices.remembered(); n != 0 {
+		t.Errorf("%d claims remembered, want none: the claim is gone", n)
+	}
 }

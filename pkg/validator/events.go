@@ -2,13 +2,18 @@ package validator
 
 import (
 	"context"
+	"fmt"
 	"hash/fnv"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/record/util"
+	"k8s.io/client-go/tools/reference"
 	"k8s.io/klog/v2"
 )
 
@@ -19,11 +24,11 @@ type Metrics struct {
 
 // NewMetrics creates the metrics and registers them with reg:
 // volume_data_source_validator_events_total{reason}, the Warning events
-// emitted by reason (the subsystem is upstream's metrics').
+// the API server stored, by reason (the subsystem is upstream's metrics').
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{events: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Subsystem: "volume_data_source_validator", Name: "events_total",
-		Help: "Number of Warning events emitted on PersistentVolumeClaims, by reason (one per claim and state).",
+		Help: "Number of Warning events stored on PersistentVolumeClaims, by reason (one per claim and state).",
 	}, []string{"reason"})}
 	if err := reg.Register(m.events); err != nil {
 		return nil, err
@@ -37,36 +42,76 @@ func (m *Metrics) emitted(reason string) {
 	}
 }
 
-// notices emits the Warning events, one per claim and state: a claim told
+// notices writes the Warning events, one per claim and state: a claim told
 // something is not told it again on every resync or unrelated update, only
 // when what it would be told changes, or after it was fine in between.
+// A claim counts as told once the API server has stored its event, not
+// before: client-go's event broadcaster drops events past 1,000 queued
+// (a start with thousands of claims to warn fills it at the events
+// client's --kube-api-qps), and a claim counted as told on being queued
+// and then dropped would never be told while its state stayed the same.
+// So each event is written by the worker deciding the claim, through the
+// events' own client and its rate limiter; the error of a failed write
+// leaves the claim untold, for the queue to retry (issue 22, defect 3).
 // Memory is one hash per claim being warned about.
 type notices struct {
-	recorder record.EventRecorder
-	metrics  *Metrics
+	events  typedcorev1.EventsGetter
+	metrics *Metrics
 
 	mu   sync.Mutex
 	told map[types.UID]uint64
 }
 
-func newNotices(recorder record.EventRecorder, metrics *Metrics) *notices {
-	return &notices{recorder: recorder, metrics: metrics, told: map[types.UID]uint64{}}
+func newNotices(events typedcorev1.EventsGetter, metrics *Metrics) *notices {
+	return &notices{events: events, metrics: metrics, told: map[types.UID]uint64{}}
 }
 
-// tell emits out's Warning on claim unless the claim was last told the
-// same.
-func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out Outcome) {
+// tell writes out's Warning on claim unless the claim was last told the
+// same, and counts the claim as told once the event is stored. It returns
+// the write's error; the claim is then not told.
+func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out Outcome) error {
 	state := stateOf(out)
 	n.mu.Lock()
-	if last, ok := n.told[claim.UID]; ok && last == state {
-		n.mu.Unlock()
-		return
+	last, ok := n.told[claim.UID]
+	n.mu.Unlock()
+	if ok && last == state {
+		return nil
 	}
+	klog.FromContext(ctx).V(2).Info("Telling the claim", "pvc", klog.KObj(claim), "reason", out.Reason, "message", out.Message)
+	if err := n.write(ctx, claim, out); err != nil {
+		return fmt.Errorf("writing the %s event on the claim: %w", out.Reason, err)
+	}
+	n.mu.Lock()
 	n.told[claim.UID] = state
 	n.mu.Unlock()
-	klog.FromContext(ctx).V(2).Info("Telling the claim", "pvc", klog.KObj(claim), "reason", out.Reason, "message", out.Message)
-	n.recorder.Event(claim, v1.EventTypeWarning, out.Reason, out.Message)
 	n.metrics.emitted(out.Reason)
+	return nil
+}
+
+// write creates out's Warning event on claim, as client-go's event
+// recorder makes it (record.EventRecorder), with the validator as its
+// source.
+func (n *notices) write(ctx context.Context, claim *v1.PersistentVolumeClaim, out Outcome) error {
+	ref, err := reference.GetReference(scheme.Scheme, claim)
+	if err != nil {
+		return err
+	}
+	now := metav1.Now()
+	event := &v1.Event{
+		ObjectMeta:     metav1.ObjectMeta{Name: util.GenerateEventName(claim.Name, now.UnixNano()), Namespace: claim.Namespace},
+		InvolvedObject: *ref,
+		Type:           v1.EventTypeWarning,
+		Reason:         out.Reason,
+		Message:        out.Message,
+		FirstTimestamp: now,
+		LastTimestamp:  now,
+		Count:          1,
+		Source:         v1.EventSource{Component: Component},
+
+		ReportingController: Component,
+	}
+	_, err = n.events.Events(claim.Namespace).Create(ctx, event, metav1.CreateOptions{})
+	return err
 }
 
 // forget drops what the claim was told: it is fine now, bound, or gone.

@@ -12,8 +12,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/record"
+	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2/ktesting"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
@@ -37,14 +38,16 @@ var (
 // env is a validator running against fake clientsets, with one worker, so
 // that decisions come one at a time, in order.
 type env struct {
-	t        *testing.T
-	ctx      context.Context
-	kube     *kubefake.Clientset
+	t    *testing.T
+	ctx  context.Context
+	kube *kubefake.Clientset
+	// events is the API server the events are written to, a client of
+	// their own as in Run.
+	events   *kubefake.Clientset
 	gateway  *gatewayfake.Clientset
 	api      *fake.Clientset
 	grantAPI *discoverytest.Discovery
 	apiAPI   *discoverytest.Discovery
-	recorder *record.FakeRecorder
 	registry *prometheus.Registry
 	c        *Controller
 	ready    *readiness
@@ -52,6 +55,8 @@ type env struct {
 	// holds those received and not yet looked for.
 	decisions chan decided
 	backlog   []decided
+	// seen are the names of the events told has returned.
+	seen map[string]bool
 }
 
 type decided struct {
@@ -62,6 +67,13 @@ type decided struct {
 type envConfig struct {
 	grantCRD, populatorCRD, linkCRD bool
 	linksOff                        bool
+	// claims exist before the validator starts.
+	claims []*v1.PersistentVolumeClaim
+	// eventLatency is how long the API server takes to store an event.
+	eventLatency time.Duration
+	// undecided leaves the decisions unreported (decidedAs cannot be
+	// used), for tests of more claims than the decisions channel holds.
+	undecided bool
 }
 
 type envOption func(*envConfig)
@@ -69,6 +81,19 @@ type envOption func(*envConfig)
 func withoutGrantCRD(c *envConfig)     { c.grantCRD = false }
 func withoutPopulatorCRD(c *envConfig) { c.populatorCRD = false }
 func linksOff(c *envConfig)            { c.linksOff = true }
+
+// withClaims makes claims exist before the validator starts.
+func withClaims(claims ...*v1.PersistentVolumeClaim) envOption {
+	return func(c *envConfig) { c.claims = append(c.claims, claims...) }
+}
+
+// withEventLatency makes the API server take d to store each event.
+func withEventLatency(d time.Duration) envOption {
+	return func(c *envConfig) { c.eventLatency = d }
+}
+
+// undecided leaves the decisions unreported.
+func undecided(c *envConfig) { c.undecided = true }
 
 // startEnv starts the validator with the sidecars' gate on, deciding links,
 // and every CRD served unless options say otherwise.
@@ -80,24 +105,36 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	}
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
-	e := &env{t: t, ctx: ctx, kube: kubefake.NewClientset(), gateway: gatewayfake.NewSimpleClientset(), api: fake.NewSimpleClientset(),
-		grantAPI: discoverytest.New(), apiAPI: discoverytest.New(), recorder: record.NewFakeRecorder(100),
-		registry: prometheus.NewRegistry(), decisions: make(chan decided, 100)}
+	var seeded []runtime.Object
+	for _, c := range cfg.claims {
+		seeded = append(seeded, c)
+	}
+	e := &env{t: t, ctx: ctx, kube: kubefake.NewClientset(seeded...), events: kubefake.NewClientset(), gateway: gatewayfake.NewSimpleClientset(),
+		api: fake.NewSimpleClientset(), grantAPI: discoverytest.New(), apiAPI: discoverytest.New(), registry: prometheus.NewRegistry(),
+		decisions: make(chan decided, 100), seen: map[string]bool{}}
 	e.serve(cfg.grantCRD, cfg.populatorCRD, cfg.linkCRD)
 	metrics, err := NewMetrics(e.registry)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.c, err = New(Config{Kube: e.kube, Recorder: e.recorder, Gateway: e.gateway, API: e.api,
+	if cfg.eventLatency > 0 {
+		e.events.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
+			time.Sleep(cfg.eventLatency)
+			return false, nil, nil
+		})
+	}
+	e.c, err = New(Config{Kube: e.kube, Events: e.events.CoreV1(), Gateway: e.gateway, API: e.api,
 		GatewayDiscovery: e.grantAPI, APIDiscovery: e.apiAPI, PollInterval: 10 * time.Millisecond,
 		CrossNamespace: true, SnapshotLinks: !cfg.linksOff, Metrics: metrics})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.c.decided = func(claim *v1.PersistentVolumeClaim, out Outcome) {
-		select {
-		case e.decisions <- decided{key: claim.Namespace + "/" + claim.Name, out: out}:
-		case <-ctx.Done():
+	if !cfg.undecided {
+		e.c.decided = func(claim *v1.PersistentVolumeClaim, out Outcome) {
+			select {
+			case e.decisions <- decided{key: claim.Namespace + "/" + claim.Name, out: out}:
+			case <-ctx.Done():
+			}
 		}
 	}
 	e.ready = &readiness{controller: e.c}
@@ -229,18 +266,23 @@ func (e *env) decidedAs(name string, want Action) Outcome {
 	}
 }
 
-// told returns the events emitted since the last call, as "Warning
-// <reason> <message>".
+// told returns the events stored since the last call, as "Warning
+// <reason> <message>", oldest first.
 func (e *env) told() []string {
+	e.t.Helper()
+	list, err := e.events.CoreV1().Events(v1.NamespaceAll).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	slices.SortFunc(list.Items, func(a, b v1.Event) int { return a.FirstTimestamp.Compare(b.FirstTimestamp.Time) })
 	var events []string
-	for {
-		select {
-		case ev := <-e.recorder.Events:
-			events = append(events, ev)
-		default:
-			return events
+	for _, ev := range list.Items {
+		if !e.seen[ev.Name] {
+			e.seen[ev.Name] = true
+			events = append(events, ev.Type+" "+ev.Reason+" "+ev.Message)
 		}
 	}
+	return events
 }
 
 // toldOnce checks that exactly one event was emitted since the last call,
@@ -303,4 +345,23 @@ func (e *env) waitFor(what string, cond func() bool) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// eventsPerClaim counts the events stored on each claim, by reason:
+// eventsPerClaim()["c"]["ReferenceGrantMissing"].
+func (e *env) eventsPerClaim() map[string]map[string]int {
+	e.t.Helper()
+	list, err := e.events.CoreV1().Events(v1.NamespaceAll).List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	counts := map[string]map[string]int{}
+	for _, ev := range list.Items {
+		name := ev.InvolvedObject.Name
+		if counts[name] == nil {
+			counts[name] = map[string]int{}
+		}
+		counts[name][ev.Reason]++
+	}
+	return counts
 }

@@ -26,8 +26,8 @@ const lockName = "data-source-validator-leader"
 func Run(ctx context.Context, opts *Options) error {
 	gcPercent := setGCPercent(os.Getenv)
 	// Claims as protobuf; events with a client of their own, so a burst of
-	// them cannot slow the caches' relists down; events for claims, with
-	// upstream's source component.
+	// them cannot slow the caches' relists down, written by the controller
+	// itself (see notices) with upstream's source component.
 	env, err := controllerrun.New(ctx, &opts.Common, Component, scheme.Scheme)
 	if err != nil {
 		return err
@@ -44,7 +44,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	controller, err := New(Config{Kube: env.Kube, Recorder: env.Recorder, Gateway: gateway, API: api,
+	controller, err := New(Config{Kube: env.Kube, Events: env.Events.CoreV1(), Gateway: gateway, API: api,
 		ResyncPeriod: opts.ResyncPeriod, CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate),
 		SnapshotLinks: opts.CrossNamespaceSnapshot, Metrics: metrics, WatchList: true})
 	if err != nil {
