@@ -10,6 +10,7 @@ package cachetrim
 
 import (
 	"maps"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -216,19 +217,38 @@ func mayBeOurs(pv *v1.PersistentVolume, driver string) bool {
 	return by == driver || migrated == driver || csi == driver
 }
 
+// The bounds of the in-use marks a trimmed object keeps: the cache holds
+// every snapshot of the cluster, and whoever may annotate one may write
+// marks of any size and number (up to the API server's 256 KiB).
+const (
+	// maxInUseValue is the longest mark value kept: a sidecar writes an
+	// RFC 3339 time (35 bytes at most); a longer value is not a sidecar's.
+	maxInUseValue = 64
+	// maxInUseMarks is how many marks an object keeps; with more, it keeps
+	// inUseOverflow instead, which holds the source as an unreadable mark
+	// does: marks beyond the bound cannot be told apart from real ones.
+	maxInUseMarks = 16
+)
+
+// inUseOverflow is the mark kept in place of more than maxInUseMarks.
+const inUseOverflow = datasource.InUseAnnotationPrefix + "overflow"
+
 // inUseAnnotations returns a copy of the annotations with which sidecar
 // processes say a CreateVolume may be reading the object (source
 // protection reads them on every snapshot and claim), nil when there are
-// none.
+// none, within the bounds above.
 func inUseAnnotations(annotations map[string]string) map[string]string {
 	var out map[string]string
 	for k, v := range annotations {
-		if strings.HasPrefix(k, datasource.InUseAnnotationPrefix) {
+		if strings.HasPrefix(k, datasource.InUseAnnotationPrefix) && len(v) <= maxInUseValue {
 			if out == nil {
 				out = map[string]string{}
 			}
 			out[k] = v
 		}
+	}
+	if len(out) > maxInUseMarks {
+		return map[string]string{inUseOverflow: "more than " + strconv.Itoa(maxInUseMarks) + " marks"}
 	}
 	return out
 }

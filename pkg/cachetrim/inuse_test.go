@@ -1,7 +1,9 @@
 package cachetrim
 
 import (
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -30,5 +32,24 @@ func TestSourcesKeepTheInUseAnnotations(t *testing.T) {
 	}
 	if diff := cmp.Diff(other, plain.(*v1.PersistentVolumeClaim).Annotations); diff != "" {
 		t.Errorf("the annotation map the provisioner's other claims share (-want +got):\n%s", diff)
+	}
+}
+
+// TestManyInUseMarksKeepOneThatHolds: more marks than a source can have
+// from sidecars are kept as one mark whose time cannot be read, which
+// holds the source as any such mark does: a tenant's marks cannot grow
+// the cache, nor hide a real mark among them.
+func TestManyInUseMarksKeepOneThatHolds(t *testing.T) {
+	marks := map[string]string{}
+	for i := range maxInUseMarks + 1 {
+		marks[fmt.Sprintf("%sh-%d", datasource.InUseAnnotationPrefix, i)] = "2026-11-27T10:00:00Z"
+	}
+	snap, _ := Snapshot(&snapv1.VolumeSnapshot{ObjectMeta: fullMeta(marks)})
+	got := snap.(*snapv1.VolumeSnapshot).Annotations
+	if len(got) != 1 || got[inUseOverflow] == "" {
+		t.Fatalf("annotations %v, want only %s", got, inUseOverflow)
+	}
+	if _, err := time.Parse(time.RFC3339, got[inUseOverflow]); err == nil {
+		t.Errorf("the overflow mark %q reads as a time: it could expire", got[inUseOverflow])
 	}
 }

@@ -22,6 +22,7 @@
 package deletionorder
 
 import (
+	"reflect"
 	"sync"
 	"time"
 
@@ -41,21 +42,27 @@ type Log struct {
 	// initial list. deletions: when each source's deletion request was
 	// seen arriving.
 	claims, deletions map[types.UID]time.Time
-	// delivering report whether the handlers that feed the Log have been
-	// handed their informers' initial lists (see Delivering).
-	delivering []func() bool
+	// delivering reports, by the Go type of the objects, whether the
+	// handler that feeds the Log those objects has been handed its
+	// informer's initial list (see Delivering).
+	delivering map[reflect.Type]func() bool
 }
 
-// Delivering tells the Log that one of its handlers is being handed an
-// informer's initial list until delivered reports true (the handler
-// registration's HasSynced). The informer's cache shows an object before
-// its handlers see it: until every list is delivered, an object not seen
-// yet may be one of a list, created at any time before, and cannot be
-// ordered. Call it before the informer starts.
-func (l *Log) Delivering(delivered func() bool) {
+// Delivering tells the Log that its handler of objects of kind's Go type
+// (e.g. &v1.PersistentVolumeClaim{}) is being handed an informer's initial
+// list until delivered reports true (the handler registration's
+// HasSynced). The informer's cache shows an object before its handlers see
+// it: until its list is delivered, an object of that kind not seen yet may
+// be one of the list, created at any time before, and cannot be ordered.
+// Objects of other kinds are not held up by it. Call it before the
+// informer starts.
+func (l *Log) Delivering(kind any, delivered func() bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.delivering = append(l.delivering, delivered)
+	if l.delivering == nil {
+		l.delivering = map[reflect.Type]func() bool{}
+	}
+	l.delivering[reflect.TypeOf(kind)] = delivered
 }
 
 var _ datasource.DeletionOrder = (*Log)(nil)
@@ -82,7 +89,7 @@ func (l *Log) CreatedAfterDeletion(claim, source metav1.Object) (after, known bo
 	if !ok {
 		return false, false
 	}
-	if _, seen := l.claims[claim.GetUID()]; !seen && !l.delivered() {
+	if _, seen := l.claims[claim.GetUID()]; !seen && !l.delivered(claim) {
 		return false, false
 	}
 	seen := l.sawClaim(claim.GetUID(), false)
@@ -92,15 +99,12 @@ func (l *Log) CreatedAfterDeletion(claim, source metav1.Object) (after, known bo
 	return seen.After(deleted), true
 }
 
-// delivered reports whether every initial list has been handed to the
-// Log's handlers. The caller holds mu.
-func (l *Log) delivered() bool {
-	for _, d := range l.delivering {
-		if !d() {
-			return false
-		}
-	}
-	return true
+// delivered reports whether the initial list of obj's kind has been
+// handed to the Log's handler (true for a kind without one). The caller
+// holds mu.
+func (l *Log) delivered(obj any) bool {
+	d, ok := l.delivering[reflect.TypeOf(obj)]
+	return !ok || d()
 }
 
 // sawClaim records the first sighting of a claim, listed or not, and

@@ -129,7 +129,7 @@ func TestCreatedAfterDeletion(t *testing.T) {
 			c := &clock{t: time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)}
 			l := New(c.now)
 			if tc.listing {
-				l.Delivering(func() bool { return false })
+				l.Delivering(object("claim", false), func() bool { return false })
 			}
 			handler := l.ClaimHandler()
 			if tc.handler != nil {

@@ -22,21 +22,23 @@ type saving struct {
 	byClaim map[types.UID]*v1.PersistentVolume
 }
 
-// add remembers pv, returned for the claim with uid.
+// add remembers a copy of pv, returned for the claim with uid: the
+// library keeps and changes the object it was handed (its claim
+// reference, its annotations) while its save queue retries it.
 func (s *saving) add(uid types.UID, pv *v1.PersistentVolume) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.byClaim == nil {
 		s.byClaim = map[types.UID]*v1.PersistentVolume{}
 	}
-	s.byClaim[uid] = pv
+	s.byClaim[uid] = pv.DeepCopy()
 }
 
-// of returns the claim's PV being saved, nil if there is none.
+// of returns a copy of the claim's PV being saved, nil if there is none.
 func (s *saving) of(uid types.UID) *v1.PersistentVolume {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.byClaim[uid]
+	return s.byClaim[uid].DeepCopy()
 }
 
 // saved forgets the PV once the cache shows it: from then on the library
@@ -52,7 +54,8 @@ func (s *saving) saved(pv *v1.PersistentVolume) {
 	}
 }
 
-// list returns the PVs being saved.
+// list returns the PVs being saved, for reading only: the copies held,
+// which nothing else changes.
 func (s *saving) list() []*v1.PersistentVolume {
 	s.mu.Lock()
 	defer s.mu.Unlock()

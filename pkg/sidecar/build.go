@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 	libmetrics "sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller/metrics"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/deletionorder"
@@ -182,7 +183,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})
 		links.AddHandler(linkStatus.LinkHandler())
 		links.AddHandler(order.LinkHandler()) // a restore through a link is as new as the link
-		order.Delivering(links.HandlersSynced)
+		order.Delivering(&snapv1alpha1.VolumeSnapshotLink{}, links.HandlersSynced)
 		snapshots.AddSnapshotHandler(linkStatus.SnapshotHandler())
 	}
 	protection.Policy = policy
@@ -217,7 +218,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	if err != nil {
 		return nil, nil, err
 	}
-	order.Delivering(claimsSeen.HasSynced)
+	order.Delivering(&v1.PersistentVolumeClaim{}, claimsSeen.HasSynced)
 	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov),
 		settle.ClaimHandler()} {
 		if _, err := f.claims.AddEventHandler(h); err != nil {
