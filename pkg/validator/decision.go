@@ -71,8 +71,8 @@ type Outcome struct {
 //     CRD, no permission, not synced): unknown is not unrecognized;
 //   - every other verdict (a missing grant, a dropped dataSourceRef, a
 //     missing VolumeSnapshotLink, ...) is the event, with the verdict's
-//     reason and message, except that a grant or link cache still syncing
-//     is waited for, not reported.
+//     reason and message, except that a grant or link cache that cannot be
+//     read is reported only when its state says why (see unreadable).
 func Decide(in Input) Outcome {
 	switch {
 	case in.Claim.Spec.VolumeName != "" || in.Claim.DeletionTimestamp != nil:
@@ -83,12 +83,23 @@ func Decide(in Input) Outcome {
 		return Outcome{Action: Quiet, Reason: quietAllowed}
 	case in.Verdict.Reason == claimsource.ReasonWaitingForPopulator:
 		return decidePopulator(in)
-	case in.Verdict.Reason == claimsource.ReasonGrantUnavailable && errors.Is(in.GrantsErr, optionalapi.ErrNotSynced):
-		return Outcome{Action: Wait, Reason: waitGrants, Message: in.GrantsErr.Error()}
-	case in.Verdict.Reason == claimsource.ReasonLinkAPIUnavailable && errors.Is(in.LinksErr, optionalapi.ErrNotSynced):
-		return Outcome{Action: Wait, Reason: waitLinks, Message: in.LinksErr.Error()}
+	case in.Verdict.Reason == claimsource.ReasonGrantUnavailable && !unreadable(in.GrantsErr):
+		return Outcome{Action: Wait, Reason: waitGrants, Message: in.Verdict.Message}
+	case in.Verdict.Reason == claimsource.ReasonLinkAPIUnavailable && !unreadable(in.LinksErr):
+		return Outcome{Action: Wait, Reason: waitLinks, Message: in.Verdict.Message}
 	}
 	return Outcome{Action: Warn, Reason: string(in.Verdict.Reason), Message: in.Verdict.Message}
+}
+
+// unreadable reports whether a cache's state, read after the verdict, says
+// that it cannot be read for a reason worth telling (not served,
+// forbidden). A cache still syncing is not: its sync re-queues the claim.
+// Neither is one that can be read: an unavailable verdict then came from
+// the cache as it was before its sync completed (the verdict is read
+// first), and the sync re-queues the claim to be decided on the synced
+// cache (optionalapi announces a sync after its state says synced).
+func unreadable(err error) bool {
+	return err != nil && !errors.Is(err, optionalapi.ErrNotSynced)
 }
 
 // decidePopulator decides a claim whose source is a volume populator's kind.

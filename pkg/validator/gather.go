@@ -42,6 +42,9 @@ func (g gatherer) gather(claim *v1.PersistentVolumeClaim) Input {
 	if in.Invalid == nil && in.Verdict.Reason == claimsource.ReasonWaitingForPopulator {
 		in.Registered, in.PopulatorsErr = g.populators.Registered(in.Source.APIGroup, in.Source.Kind)
 	}
+	// The caches' states are read after the verdict: a cache that finished
+	// syncing in between says it can be read, and Decide waits for the
+	// claim to be re-queued by that sync (unreadable).
 	in.GrantsErr = g.grants.Err()
 	if g.links != nil {
 		in.LinksErr = g.links.Err()
