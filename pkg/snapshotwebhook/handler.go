@@ -3,6 +3,7 @@ package snapshotwebhook
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -13,13 +14,10 @@ import (
 	"k8s.io/klog/v2"
 )
 
-// maxRequestBytes bounds an AdmissionReview's body: kube-apiserver limits
-// an object to 3 MiB, and a review of an update carries two objects and
-// the request's metadata.
-const maxRequestBytes = 7 << 20
-
 // The reasons of HTTP errors, the metrics' reason label with result error.
 const (
+	// errorOverloaded is a request over the Limits, answered 429.
+	errorOverloaded  = "overloaded"
 	errorMethod      = "method"
 	errorContentType = "content-type"
 	errorTooLarge    = "too-large"
@@ -34,6 +32,11 @@ type Handler struct {
 	Metrics *Metrics
 	// now is the clock of the latency metric; time.Now when nil.
 	now func() time.Time
+	// limits holds requests to the Limits NewHandler was given; nil holds
+	// them to none.
+	limits *limiter
+	// maxBody bounds one request's body; DefaultLimits' when 0.
+	maxBody int64
 }
 
 // ServeHTTP answers one AdmissionReview. A body that is not one gets an
@@ -59,7 +62,25 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusUnsupportedMediaType, errorContentType, errors.New("the content type must be application/json"))
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+	maxBody := h.maxBody
+	if maxBody == 0 {
+		maxBody = DefaultLimits().MaxBodyBytes
+	}
+	if r.ContentLength > maxBody {
+		fail(http.StatusRequestEntityTooLarge, errorTooLarge, fmt.Errorf("the body of %d bytes is over the limit of %d", r.ContentLength, maxBody))
+		return
+	}
+	release, ok := h.limits.acquire(r)
+	if !ok {
+		// Not an error of the webhook's: a burst or a flood. The count
+		// tells; the log would flood with it.
+		logger.V(2).Info("Too many admission requests in flight", "remote", r.RemoteAddr, "contentLength", r.ContentLength)
+		http.Error(w, "too many admission requests in flight", http.StatusTooManyRequests)
+		h.Metrics.observe(otherResource, "", resultError, errorOverloaded, now().Sub(start))
+		return
+	}
+	defer release()
+	body, err := readBody(w, r, maxBody)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		if errors.As(err, &tooLarge) {
@@ -112,6 +133,19 @@ func (h *Handler) log(logger klog.Logger, req *admissionv1.AdmissionRequest, v v
 	default:
 		logger.V(5).Info("Allowed", "resource", req.Resource.Resource, "object", object, "operation", req.Operation)
 	}
+}
+
+// readBody reads r's body, up to maxBody bytes, into a buffer of its
+// Content-Length when it declares one (net/http holds the body to it), so
+// that a body is not copied as it grows.
+func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) ([]byte, error) {
+	reader := http.MaxBytesReader(w, r.Body, maxBody)
+	if r.ContentLength < 0 {
+		return io.ReadAll(reader)
+	}
+	body := make([]byte, r.ContentLength)
+	_, err := io.ReadFull(reader, body)
+	return body, err
 }
 
 // decodeReview decodes an admission.k8s.io/v1 AdmissionReview with a

@@ -30,6 +30,19 @@ type Options struct {
 	KeyFile  string
 	// Port is --port, the HTTPS port kube-apiserver calls.
 	Port int
+	// ClientCAFile is --client-ca-file: when set, every caller must
+	// present a client certificate signed by one of its CAs (seed 004,
+	// "Authentication"), as kube-apiserver does when its admission
+	// configuration gives it one for the webhook; read at start.
+	ClientCAFile string
+	// EnableHTTP2 is --enable-http2. Off by default, as in
+	// controller-runtime since the HTTP/2 rapid-reset and stream
+	// cancellation CVEs (CVE-2023-44487, CVE-2023-39325): kube-apiserver
+	// calls webhooks over HTTP/1.1 just as well.
+	EnableHTTP2 bool
+	// Limits are --max-requests-in-flight, --max-request-bytes and
+	// --max-request-bytes-in-flight.
+	Limits Limits
 	// Kubeconfig is --kubeconfig; without it the in-cluster configuration
 	// is used. The webhook reads snapshot classes, nothing else.
 	Kubeconfig string
@@ -72,6 +85,7 @@ type Options struct {
 func NewOptions() *Options {
 	return &Options{
 		Port:                        443,
+		Limits:                      DefaultLimits(),
 		PreventVolumeModeConversion: true,
 		MetricsPath:                 "/metrics",
 		Logging:                     logsapi.NewLoggingConfiguration(),
@@ -95,6 +109,11 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.CertFile, "tls-cert-file", o.CertFile, "File containing the x509 Certificate for HTTPS. (CA cert, if any, concatenated after server cert). Required. Reloaded when it changes.")
 	fs.StringVar(&o.KeyFile, "tls-private-key-file", o.KeyFile, "File containing the x509 private key matching --tls-cert-file. Required. Reloaded when it changes.")
 	fs.IntVar(&o.Port, "port", o.Port, "Secure port that the webhook listens on.")
+	fs.StringVar(&o.ClientCAFile, "client-ca-file", o.ClientCAFile, "If set, every caller must present a client certificate signed by one of the CAs in this PEM file (configure kube-apiserver's AdmissionConfiguration with a kubeconfig that gives it one). Read at start. The default serves callers without a certificate.")
+	fs.BoolVar(&o.EnableHTTP2, "enable-http2", o.EnableHTTP2, "Serve HTTP/2 as well as HTTP/1.1. Off by default, as HTTP/2's rapid reset and stream cancellation attacks (CVE-2023-44487, CVE-2023-39325) cost a server more than HTTP/1.1 connections do.")
+	fs.IntVar(&o.Limits.MaxInFlight, "max-requests-in-flight", o.Limits.MaxInFlight, "Admission requests served at once; more are answered at once with 429 Too Many Requests (kube-apiserver then applies the webhook's failurePolicy).")
+	fs.Int64Var(&o.Limits.MaxBodyBytes, "max-request-bytes", o.Limits.MaxBodyBytes, "Largest request body, in bytes; a longer one is answered 413. The default holds an update of the largest object etcd stores by default (1.5 MiB) with its old object.")
+	fs.Int64Var(&o.Limits.MaxBodyBytesInFlight, "max-request-bytes-in-flight", o.Limits.MaxBodyBytesInFlight, "Bytes of request bodies served at once, each counted at its Content-Length (at --max-request-bytes without one); more are answered 429. With --max-requests-in-flight it bounds the webhook's memory: see README.md.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file to use for volumesnapshotclasses. Required only when running out of cluster.")
 	fs.BoolVar(&o.PreventVolumeModeConversion, "prevent-volume-mode-conversion", o.PreventVolumeModeConversion, "Prevents an unauthorized user from modifying the volume mode when creating a PVC from an existing VolumeSnapshot: VolumeSnapshotContents' spec.sourceVolumeMode is immutable.")
 	fs.BoolVar(&o.EnableVolumeGroupSnapshotWebhook, "enable-volume-group-snapshot-webhook", o.EnableVolumeGroupSnapshotWebhook, "Enables webhook for VolumeGroupSnapshotClass: at most one default class per driver.")
@@ -116,6 +135,7 @@ func (o *Options) Validate() error {
 	if o.Port < 1 || o.Port > 65535 {
 		errs = append(errs, errors.New("--port must be between 1 and 65535"))
 	}
+	errs = append(errs, o.Limits.validate()...)
 	if o.HTTPEndpoint != "" && (o.MetricsPath == "" || o.MetricsPath[0] != '/') {
 		errs = append(errs, errors.New("--metrics-path must start with /"))
 	}

@@ -74,12 +74,13 @@ func Run(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
-	handler := &Handler{Admitter: admitter, Metrics: metrics}
+	handler := NewHandler(admitter, metrics, opts.Limits)
 	mux := http.NewServeMux()
 	mux.Handle(snapshotPath, handler)
 	mux.Handle(groupSnapshotPath, handler)
 	mux.Handle("/readyz", http.HandlerFunc(ok))
-	server, err := Listen(ctx, ServerConfig{Addr: ":" + strconv.Itoa(opts.Port), CertFile: opts.CertFile, KeyFile: opts.KeyFile, Handler: mux})
+	server, err := Listen(ctx, ServerConfig{Addr: ":" + strconv.Itoa(opts.Port), CertFile: opts.CertFile, KeyFile: opts.KeyFile,
+		ClientCAFile: opts.ClientCAFile, EnableHTTP2: opts.EnableHTTP2, Handler: mux})
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	klog.FromContext(ctx).Info("Validating snapshots", "preventVolumeModeConversion", opts.PreventVolumeModeConversion,
 		"volumeGroupSnapshotClasses", opts.EnableVolumeGroupSnapshotWebhook, "guardCrossNamespaceRestores", opts.GuardCrossNamespaceRestores,
-		"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", opts.CrossNamespaceSnapshot)
+		"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", opts.CrossNamespaceSnapshot,
+		"maxRequestsInFlight", opts.Limits.MaxInFlight, "maxRequestBytes", opts.Limits.MaxBodyBytes, "maxRequestBytesInFlight", opts.Limits.MaxBodyBytesInFlight)
 	err = server.Serve(ctx)
 	wg.Wait()
 	return err

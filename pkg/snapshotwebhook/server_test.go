@@ -7,6 +7,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -31,7 +34,9 @@ type webhook struct {
 	reg     *prometheus.Registry
 }
 
-func startWebhook(t *testing.T) *webhook {
+// startWebhook starts the webhook with the ServerConfig that configure
+// change.
+func startWebhook(t *testing.T, configure ...func(*ServerConfig)) *webhook {
 	t.Helper()
 	_, ctx := ktesting.NewTestContext(t)
 	ctx, cancel := context.WithCancel(ctx)
@@ -49,7 +54,11 @@ func startWebhook(t *testing.T) *webhook {
 	handler := &Handler{Metrics: w.metrics, Admitter: &Admitter{SnapshotClasses: classes(snapshotvalidation.Class{Name: "silver", Driver: "a.csi.io", Default: true})}}
 	mux := http.NewServeMux()
 	mux.Handle(snapshotPath, handler)
-	server, err := Listen(ctx, ServerConfig{Addr: "127.0.0.1:0", CertFile: w.volume.CertFile(), KeyFile: w.volume.KeyFile(), Handler: mux})
+	cfg := ServerConfig{Addr: "127.0.0.1:0", CertFile: w.volume.CertFile(), KeyFile: w.volume.KeyFile(), Handler: mux}
+	for _, c := range configure {
+		c(&cfg)
+	}
+	server, err := Listen(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +148,7 @@ func TestServerRefusesWhatIsNoAdmissionReview(t *testing.T) {
 		"garbage":                    {contentType: "application/json", body: []byte("{"), code: http.StatusBadRequest, reason: errorBadReview},
 		"a review without a request": {contentType: "application/json", body: []byte(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}`), code: http.StatusBadRequest, reason: errorBadReview},
 		"a v1beta1 review":           {contentType: "application/json", body: v1beta1, code: http.StatusBadRequest, reason: errorBadReview},
-		"a body over the limit":      {contentType: "application/json", body: bytes.Repeat([]byte(" "), maxRequestBytes+1), code: http.StatusRequestEntityTooLarge, reason: errorTooLarge},
+		"a body over the limit":      {contentType: "application/json", body: bytes.Repeat([]byte(" "), int(DefaultLimits().MaxBodyBytes)+1), code: http.StatusRequestEntityTooLarge, reason: errorTooLarge},
 	} {
 		t.Run(name, func(t *testing.T) {
 			before := testutil.ToFloat64(w.metrics.requests.WithLabelValues(otherResource, "", resultError, tc.reason))
@@ -240,4 +249,95 @@ func eventually(cond func() bool) bool {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return true
+}
+
+// HTTP/2 is served only with --enable-http2: kube-apiserver calls over
+// HTTP/1.1 just as well, and HTTP/2's rapid reset and stream cancellation
+// (CVE-2023-44487, CVE-2023-39325) cost a server more than HTTP/1.1
+// connections do.
+func TestServerSpeaksHTTP2OnlyWhenEnabled(t *testing.T) {
+	for _, enabled := range []bool{false, true} {
+		w := startWebhook(t, func(c *ServerConfig) { c.EnableHTTP2 = enabled })
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: w.ca.Pool, MinVersion: tls.VersionTLS12}, ForceAttemptHTTP2: true}}
+		resp, _, _, err := w.post(client, "application/json", reviewOf(t, request(t, admissionv1.Create, snapshotsGVR, snapshot(fromClaim("data")), nil)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[bool]int{false: 1, true: 2}[enabled]; resp.ProtoMajor != want || resp.StatusCode != http.StatusOK {
+			t.Errorf("HTTP/2 enabled %v: answered %d over %s, want 200 over HTTP/%d", enabled, resp.StatusCode, resp.Proto, want)
+		}
+	}
+}
+
+// With --client-ca-file only callers with a certificate of that CA are
+// served (seed 004, "Authentication"): kube-apiserver with the client
+// certificate its admission configuration gives it, not whoever else
+// reaches the Service.
+func TestServerRequiresClientCertificatesOfItsClientCA(t *testing.T) {
+	clientCA, otherCA := newCA(t), newCA(t)
+	caFile := filepath.Join(t.TempDir(), "client-ca.crt")
+	if err := os.WriteFile(caFile, clientCA.PEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := startWebhook(t, func(c *ServerConfig) { c.ClientCAFile = caFile })
+	apiserver, stranger := clientCert(t, clientCA, "kube-apiserver"), clientCert(t, otherCA, "kube-apiserver")
+	body := reviewOf(t, request(t, admissionv1.Create, snapshotsGVR, snapshot(fromClaim("data")), nil))
+	for name, tc := range map[string]struct {
+		certs  []tls.Certificate
+		served bool
+	}{
+		"no certificate":                 {},
+		"a certificate of another CA":    {certs: []tls.Certificate{stranger}},
+		"a certificate of the client CA": {certs: []tls.Certificate{apiserver}, served: true},
+	} {
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: w.ca.Pool, MinVersion: tls.VersionTLS12, Certificates: tc.certs}}}
+		resp, review, _, err := w.post(client, "application/json", body)
+		if served := err == nil && resp.StatusCode == http.StatusOK && review.Response.Allowed; served != tc.served {
+			t.Errorf("%s: served %v (%v), want %v", name, served, err, tc.served)
+		}
+	}
+	if n := testutil.CollectAndCount(w.metrics.requests); n != 1 {
+		t.Errorf("%d request series, want 1: the refused callers never reached the handler", n)
+	}
+}
+
+// Request headers are bounded (kube-apiserver sends a few hundred bytes):
+// what a connection holds before its body is read is bounded too.
+func TestServerRefusesHeadersOverItsLimit(t *testing.T) {
+	w := startWebhook(t)
+	req, err := http.NewRequest(http.MethodPost, w.url, bytes.NewReader(reviewOf(t, request(t, admissionv1.Create, snapshotsGVR, snapshot(fromClaim("data")), nil))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	// Twice the limit: net/http reads 4 KiB past it before it refuses.
+	req.Header.Set("X-Padding", strings.Repeat("x", 2*maxHeaderBytes))
+	resp, err := w.client(false).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("headers of %d bytes: status %d, want 431", 2*maxHeaderBytes, resp.StatusCode)
+	}
+}
+
+func newCA(t *testing.T) *servingcerts.CA {
+	t.Helper()
+	ca, err := servingcerts.NewCA()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ca
+}
+
+func clientCert(t *testing.T, ca *servingcerts.CA, name string) tls.Certificate {
+	t.Helper()
+	cert, err := ca.IssueClient(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cert
 }

@@ -17,6 +17,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	storagev1 "k8s.io/api/storage/v1"
@@ -53,6 +54,7 @@ var knownKinds = map[schema.GroupVersionKind]func() any{
 		return &admissionregistrationv1.ValidatingWebhookConfiguration{}
 	},
 	policyv1.SchemeGroupVersion.WithKind("PodDisruptionBudget"):  func() any { return &policyv1.PodDisruptionBudget{} },
+	networkingv1.SchemeGroupVersion.WithKind("NetworkPolicy"):    func() any { return &networkingv1.NetworkPolicy{} },
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRole"):            func() any { return &rbacv1.ClusterRole{} },
 	rbacv1.SchemeGroupVersion.WithKind("ClusterRoleBinding"):     func() any { return &rbacv1.ClusterRoleBinding{} },
 	rbacv1.SchemeGroupVersion.WithKind("Role"):                   func() any { return &rbacv1.Role{} },
@@ -328,6 +330,7 @@ var (
 		"PodDisruptionBudget default/snapshot-validation-webhook",
 		"Service default/snapshot-validation-webhook",
 		"ValidatingWebhookConfiguration validation-webhook.snapshot.storage.k8s.io",
+		"NetworkPolicy default/snapshot-validation-webhook",
 	}
 	// populatorObjects are in deploy/populator.
 	populatorObjects = []string{

@@ -8,6 +8,7 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -44,6 +45,7 @@ type webhookRender struct {
 	pdb        *policyv1.PodDisruptionBudget
 	service    *v1.Service
 	config     *admissionregistrationv1.ValidatingWebhookConfiguration
+	policy     *networkingv1.NetworkPolicy
 }
 
 func renderWebhook(t *testing.T) webhookRender {
@@ -59,10 +61,12 @@ func renderWebhook(t *testing.T) webhookRender {
 			r.service = o
 		case *admissionregistrationv1.ValidatingWebhookConfiguration:
 			r.config = o
+		case *networkingv1.NetworkPolicy:
+			r.policy = o
 		}
 	}
-	if r.deployment == nil || r.pdb == nil || r.service == nil || r.config == nil {
-		t.Fatalf("deploy/webhook renders %+v, want a Deployment, a PodDisruptionBudget, a Service and a ValidatingWebhookConfiguration", r)
+	if r.deployment == nil || r.pdb == nil || r.service == nil || r.config == nil || r.policy == nil {
+		t.Fatalf("deploy/webhook renders %+v, want a Deployment, a PodDisruptionBudget, a Service, a ValidatingWebhookConfiguration and a NetworkPolicy", r)
 	}
 	return r
 }

@@ -1,8 +1,8 @@
 // Package servingcerts makes the certificates a test of an HTTPS webhook
 // needs: a CA (what kube-apiserver's caBundle or a client trusts), serving
-// certificates for 127.0.0.1 signed by it, and a directory that holds them
-// as the kubelet writes a Secret volume, so that a rotation is the atomic
-// symlink swap a webhook sees in a cluster. The snapshot validation
+// certificates for 127.0.0.1 and client certificates signed by it, and a
+// directory that holds them as the kubelet writes a Secret volume, so that
+// a rotation is the atomic symlink swap a webhook sees in a cluster. The snapshot validation
 // webhook's unit tests and e2e test use it.
 package servingcerts
 
@@ -10,6 +10,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -73,6 +74,23 @@ func (ca *CA) Issue(serial int64) (certPEM, keyPEM []byte, err error) {
 		return nil, nil, err
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// IssueClient returns a client certificate for name (its common name), as
+// kube-apiserver presents one to a webhook that asks for it.
+func (ca *CA) IssueClient(name string) (tls.Certificate, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	template := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: name},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, KeyUsage: x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, template, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
 }
 
 // SecretVolume holds a certificate and key as the kubelet writes a Secret

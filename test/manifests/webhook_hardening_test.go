@@ -1,0 +1,93 @@
+package manifests
+
+import (
+	"slices"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	v1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/xns-csi/csi-provisioner/pkg/snapshotwebhook"
+)
+
+// The webhook's limits in deploy/webhook (issue 22, defect 9).
+
+// TestWebhookMemoryLimitHoldsItsLimits: the container's memory limit is
+// at least what the webhook's own request limits let it use
+// (snapshotwebhook.Limits.MemoryBound of the Deployment's flags), and Go's
+// garbage collector is told it (GOMEMLIMIT from the limit), so garbage
+// does not take the container past it.
+func TestWebhookMemoryLimitHoldsItsLimits(t *testing.T) {
+	c := webhookContainer(t, renderWebhook(t).deployment)
+	opts, err := snapshotwebhook.ParseFlags(c.Args)
+	if err != nil {
+		t.Fatalf("the Deployment's args %q: %v", c.Args, err)
+	}
+	bound := opts.Limits.MemoryBound()
+	limit, ok := c.Resources.Limits[v1.ResourceMemory]
+	if !ok {
+		t.Fatalf("no memory limit, want at least %d MiB (MemoryBound of %+v)", bound>>20, opts.Limits)
+	}
+	if limit.Value() < bound {
+		t.Errorf("memory limit %s, want at least %d MiB (MemoryBound of %+v)", limit.String(), bound>>20, opts.Limits)
+	}
+	if request := c.Resources.Requests[v1.ResourceMemory]; request.Cmp(limit) > 0 {
+		t.Errorf("memory request %s over the limit %s", request.String(), limit.String())
+	}
+	i := slices.IndexFunc(c.Env, func(e v1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
+	if i < 0 || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.ResourceFieldRef == nil ||
+		c.Env[i].ValueFrom.ResourceFieldRef.Resource != "limits.memory" || !c.Env[i].ValueFrom.ResourceFieldRef.Divisor.IsZero() {
+		t.Errorf("env %+v, want GOMEMLIMIT from the container's limits.memory, in bytes", c.Env)
+	}
+}
+
+// TestWebhookNetworkPolicy: the webhook's pods admit their HTTPS port (the
+// Service's target, which kube-apiserver calls) and their metrics port
+// from scrapers only; nothing else. The HTTPS rule admits any source:
+// NetworkPolicy cannot select a kube-apiserver on the host network or
+// outside the cluster portably (README, "Hardening").
+func TestWebhookNetworkPolicy(t *testing.T) {
+	r := renderWebhook(t)
+	p := r.policy
+	if !selects(&p.Spec.PodSelector, labels.Set(r.deployment.Spec.Template.Labels)) || p.Namespace != r.deployment.Namespace {
+		t.Errorf("NetworkPolicy %s/%s selects %+v, want the webhook's pods", p.Namespace, p.Name, p.Spec.PodSelector)
+	}
+	if !slices.Equal(p.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+		t.Errorf("policyTypes %v, want [Ingress]", p.Spec.PolicyTypes)
+	}
+	c := webhookContainer(t, r.deployment)
+	https := r.service.Spec.Ports[0].TargetPort.String()
+	admitted := map[string][]networkingv1.NetworkPolicyPeer{}
+	for _, rule := range p.Spec.Ingress {
+		if len(rule.Ports) == 0 {
+			t.Errorf("rule %+v admits every port", rule)
+		}
+		for _, port := range rule.Ports {
+			if !slices.ContainsFunc(c.Ports, func(cp v1.ContainerPort) bool { return cp.Name == port.Port.String() }) {
+				t.Errorf("rule admits port %s, which the container does not name", port.Port)
+			}
+			admitted[port.Port.String()] = rule.From
+		}
+	}
+	if from, ok := admitted[https]; !ok || len(from) != 0 {
+		t.Errorf("port %s (the Service's target) admitted from %+v (%v), want any source", https, from, ok)
+	}
+	if from, ok := admitted["http-endpoint"]; !ok || len(from) == 0 {
+		t.Errorf("port http-endpoint (metrics) admitted from %+v (%v), want scrapers' namespaces only", from, ok)
+	}
+	if len(admitted) != 2 {
+		t.Errorf("ports admitted: %v, want https and http-endpoint only", admitted)
+	}
+}
+
+// webhookContainer is the webhook's container of d.
+func webhookContainer(t *testing.T, d *appsv1.Deployment) v1.Container {
+	t.Helper()
+	i := slices.IndexFunc(d.Spec.Template.Spec.Containers, func(c v1.Container) bool { return c.Name == webhookName })
+	if i < 0 {
+		t.Fatalf("Deployment has no container %s", webhookName)
+	}
+	return d.Spec.Template.Spec.Containers[i]
+}
