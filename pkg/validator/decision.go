@@ -6,6 +6,7 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
+	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
@@ -56,6 +57,10 @@ type Outcome struct {
 	Reason string
 	// Message is the event's message.
 	Message string
+	// Cause is what Message leaves to the log: why one of the validator's
+	// own caches cannot be read, in the API server's words. Never in an
+	// event.
+	Cause error
 }
 
 // Decide decides whether a claim gets an event, and which:
@@ -69,10 +74,13 @@ type Outcome struct {
 //     VolumePopulator registers its kind, UnrecognizedDataSourceKind when
 //     none does, and waits while the VolumePopulators cannot be read (no
 //     CRD, no permission, not synced): unknown is not unrecognized;
+//   - a grant or link cache that cannot be read is the validator's own:
+//     the event has the verdict's reason and a message that says why in
+//     the validator's words (cannotRead), and only when the cache's state
+//     says why (unreadable); the claim waits otherwise;
 //   - every other verdict (a missing grant, a dropped dataSourceRef, a
 //     missing VolumeSnapshotLink, ...) is the event, with the verdict's
-//     reason and message, except that a grant or link cache that cannot be
-//     read is reported only when its state says why (see unreadable).
+//     reason and message.
 func Decide(in Input) Outcome {
 	switch {
 	case in.Claim.Spec.VolumeName != "" || in.Claim.DeletionTimestamp != nil:
@@ -87,6 +95,12 @@ func Decide(in Input) Outcome {
 		return Outcome{Action: Wait, Reason: waitGrants, Message: in.Verdict.Message}
 	case in.Verdict.Reason == claimsource.ReasonLinkAPIUnavailable && !unreadable(in.LinksErr):
 		return Outcome{Action: Wait, Reason: waitLinks, Message: in.Verdict.Message}
+	case in.Verdict.Reason == claimsource.ReasonGrantUnavailable:
+		return Outcome{Action: Warn, Reason: string(in.Verdict.Reason), Cause: in.GrantsErr, Message: cannotRead(
+			fmt.Sprintf("tell whether a ReferenceGrant allows this claim's data source, %s", in.Source), "ReferenceGrant", in.GrantsErr)}
+	case in.Verdict.Reason == claimsource.ReasonLinkAPIUnavailable:
+		return Outcome{Action: Warn, Reason: string(in.Verdict.Reason), Cause: in.LinksErr, Message: cannotRead(
+			fmt.Sprintf("read %s, this claim's data source", in.Source), snapv1alpha1.Kind, in.LinksErr)}
 	}
 	return Outcome{Action: Warn, Reason: string(in.Verdict.Reason), Message: in.Verdict.Message}
 }
@@ -100,6 +114,25 @@ func Decide(in Input) Outcome {
 // cache (optionalapi announces a sync after its state says synced).
 func unreadable(err error) bool {
 	return err != nil && !errors.Is(err, optionalapi.ErrNotSynced)
+}
+
+// cannotRead is the message of a claim whose decision needs a cache of
+// the validator's that cannot be read (err, unreadable) holding objects of
+// kind: "The volume-data-source-validator cannot <what>: <why>". It names
+// the validator, whose CRD or RBAC is missing, rather than the sidecar that
+// the verdict's own message speaks for, and leaves the API server's error,
+// with the validator's ServiceAccount, to the validator's log and /readyz:
+// the claim's owner reads the event (issue 22, defect 7).
+func cannotRead(what, kind string, err error) string {
+	why := fmt.Sprintf("it cannot read %ss (its log says why)", kind)
+	switch {
+	case errors.Is(err, optionalapi.ErrNotServed):
+		why = fmt.Sprintf("the %s API is not served in this cluster; is the CRD installed?", kind)
+	case errors.Is(err, optionalapi.ErrForbidden):
+		why = fmt.Sprintf("the API server does not let it read %ss: the validator's own permission is missing, not the csi-provisioner's "+
+			"(its log has the details for a cluster administrator)", kind)
+	}
+	return "The " + Component + " cannot " + what + ": " + why
 }
 
 // decidePopulator decides a claim whose source is a volume populator's kind.

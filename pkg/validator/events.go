@@ -77,7 +77,11 @@ func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out
 	if ok && last == state {
 		return nil
 	}
-	klog.FromContext(ctx).V(2).Info("Telling the claim", "pvc", klog.KObj(claim), "reason", out.Reason, "message", out.Message)
+	keysAndValues := []any{"pvc", klog.KObj(claim), "reason", out.Reason, "message", out.Message}
+	if out.Cause != nil {
+		keysAndValues = append(keysAndValues, "cause", out.Cause)
+	}
+	klog.FromContext(ctx).V(2).Info("Telling the claim", keysAndValues...)
 	if err := n.write(ctx, claim, out); err != nil {
 		return fmt.Errorf("writing the %s event on the claim: %w", out.Reason, err)
 	}

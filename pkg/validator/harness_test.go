@@ -2,6 +2,7 @@ package validator
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -11,10 +12,12 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
@@ -74,6 +77,9 @@ type envConfig struct {
 	// undecided leaves the decisions unreported (decidedAs cannot be
 	// used), for tests of more claims than the decisions channel holds.
 	undecided bool
+	// refused are the resources the API server refuses to let the
+	// validator list ("referencegrants", "volumesnapshotlinks").
+	refused []string
 }
 
 type envOption func(*envConfig)
@@ -95,6 +101,16 @@ func withEventLatency(d time.Duration) envOption {
 // undecided leaves the decisions unreported.
 func undecided(c *envConfig) { c.undecided = true }
 
+// refusing makes the API server refuse to let the validator's
+// ServiceAccount list resource, as when its RBAC misses the rule.
+func refusing(resource string) envOption {
+	return func(c *envConfig) { c.refused = append(c.refused, resource) }
+}
+
+// validatorUser is the validator's ServiceAccount as the API server names
+// it in a refusal.
+const validatorUser = "system:serviceaccount:kube-system:volume-data-source-validator"
+
 // startEnv starts the validator with the sidecars' gate on, deciding links,
 // and every CRD served unless options say otherwise.
 func startEnv(t *testing.T, options ...envOption) *env {
@@ -103,8 +119,8 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	for _, o := range options {
 		o(&cfg)
 	}
-	_, ctx := ktesting.NewTestContext(t)
-	ctx, cancel := context.WithCancel(ctx)
+	logger := ktesting.NewLogger(t, ktesting.NewConfig(ktesting.BufferLogs(true)))
+	ctx, cancel := context.WithCancel(klog.NewContext(context.Background(), logger))
 	var seeded []runtime.Object
 	for _, c := range cfg.claims {
 		seeded = append(seeded, c)
@@ -116,6 +132,15 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	metrics, err := NewMetrics(e.registry)
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, resource := range cfg.refused {
+		refuse := func(action clienttesting.Action) (bool, runtime.Object, error) {
+			gr := action.GetResource().GroupResource()
+			return true, nil, apierrors.NewForbidden(gr, "", fmt.Errorf("User %q cannot list resource %q in API group %q at the cluster scope",
+				validatorUser, gr.Resource, gr.Group))
+		}
+		e.gateway.PrependReactor("list", resource, refuse)
+		e.api.PrependReactor("list", resource, refuse)
 	}
 	if cfg.eventLatency > 0 {
 		e.events.PrependReactor("create", "events", func(clienttesting.Action) (bool, runtime.Object, error) {
@@ -300,6 +325,11 @@ func (e *env) toldNothing() {
 	if events := e.told(); len(events) > 0 {
 		e.t.Fatalf("events %q, want none", events)
 	}
+}
+
+// logs is what the validator logged so far.
+func (e *env) logs() string {
+	return klog.FromContext(e.ctx).GetSink().(ktesting.Underlier).GetBuffer().String()
 }
 
 // readyz returns the status and body of /readyz.

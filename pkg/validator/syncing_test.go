@@ -1,6 +1,7 @@
 package validator
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -8,20 +9,24 @@ import (
 
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
+	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
 
 // syncingCache is a ReferenceGrant or VolumeSnapshotLink cache that
 // finishes its first sync while a claim is decided: the first read of it,
 // whichever it is, finds it not synced, every later one synced (and
-// empty).
-type syncingCache struct{ reads atomic.Int32 }
+// empty), or, with then, unreadable for that reason.
+type syncingCache struct {
+	reads atomic.Int32
+	then  error
+}
 
 func (c *syncingCache) err() error {
 	if c.reads.Add(1) == 1 {
 		return notSynced
 	}
-	return nil
+	return c.then
 }
 
 func (c *syncingCache) Err() error { return c.err() }
@@ -45,6 +50,8 @@ func TestAClaimDecidedAsACacheSyncsIsNotToldItIsNotSynced(t *testing.T) {
 		claim *v1.PersistentVolumeClaim
 		// gatherer reads the claim's input with cache syncing.
 		gatherer func(cache *syncingCache) gatherer
+		// then is the cache's state after the sync, nil when readable.
+		then error
 	}{
 		{name: "the ReferenceGrant cache", claim: newClaim("c", restoring("prod", "foo-backup")),
 			gatherer: func(cache *syncingCache) gatherer {
@@ -55,12 +62,17 @@ func TestAClaimDecidedAsACacheSyncsIsNotToldItIsNotSynced(t *testing.T) {
 				return gatherer{policy: claimsource.Policy{CrossNamespace: true, Grants: staticGrants{}, SnapshotLinks: true, Links: cache},
 					populators: staticRegistry{}, grants: staticGrants{}, links: cache}
 			}},
+		{name: "a ReferenceGrant cache whose first sync is refused", claim: newClaim("c", restoring("prod", "foo-backup")), then: forbidden,
+			gatherer: func(cache *syncingCache) gatherer {
+				return gatherer{policy: claimsource.Policy{CrossNamespace: true, Grants: cache}, populators: staticRegistry{}, grants: cache}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := tt.gatherer(&syncingCache{})
+			g := tt.gatherer(&syncingCache{then: tt.then})
 			got := Decide(g.gather(tt.claim))
-			if got.Action == Warn && (got.Reason == string(claimsource.ReasonGrantUnavailable) || got.Reason == string(claimsource.ReasonLinkAPIUnavailable)) {
+			if got.Action == Warn && strings.Contains(got.Message, optionalapi.ErrNotSynced.Error()) ||
+				tt.then == nil && got.Action == Warn && (got.Reason == string(claimsource.ReasonGrantUnavailable) || got.Reason == string(claimsource.ReasonLinkAPIUnavailable)) {
 				t.Errorf("Decide() = %v %s %q, want a wait or a decision on the synced cache", got.Action, got.Reason, got.Message)
 			}
 		})
