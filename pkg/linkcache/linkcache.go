@@ -45,6 +45,11 @@ type Config struct {
 	// OnSynced, if set, is called when the cache has synced, and again
 	// whenever it can be read after a lost watch.
 	OnSynced func()
+	// OnUnreadable, if set, is called when the cache turns out not to be
+	// readable: its first answer is that the CRD is not served or the
+	// list is refused, or a later list or watch is refused. Work that
+	// waited for the cache to sync is decided again from it.
+	OnUnreadable func()
 	// WatchList streams the cache's initial list; see
 	// optionalapi.Config.WatchList.
 	WatchList bool
@@ -88,6 +93,16 @@ func New(cfg Config) *Cache {
 		OnSynced: func(optionalapi.Candidate) {
 			if cfg.OnSynced != nil {
 				cfg.OnSynced()
+			}
+		},
+		OnRefused: func(optionalapi.Candidate) {
+			if cfg.OnUnreadable != nil {
+				cfg.OnUnreadable()
+			}
+		},
+		OnSettled: func(err error) {
+			if err != nil && cfg.OnUnreadable != nil {
+				cfg.OnUnreadable()
 			}
 		},
 	})

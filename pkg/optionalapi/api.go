@@ -118,6 +118,12 @@ type Config struct {
 	// read without the informer meanwhile can re-queue work that waited
 	// for the API.
 	OnRefused func(c Candidate)
+	// OnSettled, if set, is called once, from Run, with the error Informer
+	// returns at the first answer (see API.Settled): nil when the informer
+	// synced, else why the API cannot be used (not served, refused). Work
+	// that waited for the answer while the API was syncing is re-queued
+	// from it: OnSynced and OnRefused do not cover an API found unserved.
+	OnSettled func(err error)
 	// Clock times the waits between checks of a refused API; the real
 	// clock if nil.
 	Clock Clock
@@ -196,10 +202,16 @@ func (a *API) Informer() (cache.SharedIndexInformer, Candidate, error) {
 // update changes the status under the lock.
 func (a *API) update(change func(s *status)) {
 	a.mu.Lock()
-	defer a.mu.Unlock()
 	change(&a.status)
-	if err := a.status.err(a.cfg.Name, a.cfg.Candidates); !errors.Is(err, ErrNotSynced) {
-		a.settle.Do(func() { close(a.settled) })
+	err := a.status.err(a.cfg.Name, a.cfg.Candidates)
+	a.mu.Unlock()
+	if !errors.Is(err, ErrNotSynced) {
+		a.settle.Do(func() {
+			close(a.settled)
+			if a.cfg.OnSettled != nil {
+				a.cfg.OnSettled(err)
+			}
+		})
 	}
 }
 

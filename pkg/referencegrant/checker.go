@@ -86,6 +86,14 @@ func NewChecker(cfg Config) *Checker {
 		OnSynced: func(optionalapi.Candidate) {
 			c.changed("")
 		},
+		// A claim that waited while the grants synced is decided again
+		// once they cannot be read either.
+		OnRefused: func(optionalapi.Candidate) { c.changed("") },
+		OnSettled: func(err error) {
+			if err != nil {
+				c.changed("")
+			}
+		},
 		WatchList: cfg.WatchList,
 	})
 	return c

@@ -60,6 +60,19 @@ func (c *changes) record(namespace string) {
 }
 
 // seen reports whether OnChange was called with namespace.
+// count returns how many times namespace was announced.
+func (c *changes) count(namespace string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, ns := range c.namespaces {
+		if ns == namespace {
+			n++
+		}
+	}
+	return n
+}
+
 func (c *changes) seen(namespace string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

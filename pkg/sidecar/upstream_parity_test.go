@@ -84,18 +84,26 @@ func TestUnsavedVolumeIsRetriedUntilSaved(t *testing.T) {
 }
 
 // A released volume of a driver that attaches volumes is deleted only once
-// no VolumeAttachment attaches it any more.
+// no VolumeAttachment attaches it any more. As upstream, the check reads
+// the VolumeAttachment cache: the attachment is created before the claim
+// (its PV's name is pvc-<claim UID>), so the cache shows it by the time the
+// PV is released, as it does in a cluster, where the attachment exists
+// while a pod uses the volume, long before its claim is deleted.
 func TestAttachedVolumeIsDeletedOnlyWhenDetached(t *testing.T) {
 	e := startEnv(t, servesStorageV1(), retryBackoff(100*time.Millisecond),
 		driverWith(csitest.WithCapabilities(csispec.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME,
 			csispec.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME)))
-	claim := e.createClaim("apps", "data")
-	pv := e.waitForPV(claim)
+	pvName := "pvc-uid-apps-data"
 	va := &storagev1.VolumeAttachment{ObjectMeta: metav1.ObjectMeta{Name: "csi-1"},
 		Spec: storagev1.VolumeAttachmentSpec{Attacher: driverName, NodeName: "node-1",
-			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pv.Name}}}
+			Source: storagev1.VolumeAttachmentSource{PersistentVolumeName: &pvName}}}
 	if _, err := e.kube.StorageV1().VolumeAttachments().Create(e.ctx, va, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	claim := e.createClaim("apps", "data")
+	pv := e.waitForPV(claim)
+	if pv.Name != pvName {
+		t.Fatalf("PV %s, want %s (the attachment names it)", pv.Name, pvName)
 	}
 	pv.Status.Phase = v1.VolumeReleased
 	if _, err := e.kube.CoreV1().PersistentVolumes().UpdateStatus(e.ctx, pv, metav1.UpdateOptions{}); err != nil {

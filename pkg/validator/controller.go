@@ -114,7 +114,8 @@ func New(cfg Config) (*Controller, error) {
 	c.gatherer = gatherer{populators: c.populators, grants: c.grants}
 	if cfg.SnapshotLinks {
 		c.links = linkcache.New(linkcache.Config{Client: cfg.API, Discovery: cfg.APIDiscovery, ResyncPeriod: cfg.ResyncPeriod,
-			PollInterval: cfg.PollInterval, OnSynced: func() { claims.LinksSynced() }, WatchList: cfg.WatchList})
+			PollInterval: cfg.PollInterval, OnSynced: func() { claims.LinksSynced() }, OnUnreadable: func() { claims.LinksSynced() },
+			WatchList: cfg.WatchList})
 		claims.SetLinks(c.links)
 		c.links.AddHandler(claims.LinkHandler())
 		policy.Links, c.gatherer.links = c.links, c.links

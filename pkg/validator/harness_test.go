@@ -80,6 +80,8 @@ type envConfig struct {
 	// refused are the resources the API server refuses to let the
 	// validator list ("referencegrants", "volumesnapshotlinks").
 	refused []string
+	// refusedAfter, when set, holds each refusal until it is closed.
+	refusedAfter chan struct{}
 }
 
 type envOption func(*envConfig)
@@ -105,6 +107,12 @@ func undecided(c *envConfig) { c.undecided = true }
 // ServiceAccount list resource, as when its RBAC misses the rule.
 func refusing(resource string) envOption {
 	return func(c *envConfig) { c.refused = append(c.refused, resource) }
+}
+
+// refusingAfter holds the refusals of refusing until gate is closed: the
+// list is slow to come back, then refused.
+func refusingAfter(gate chan struct{}) envOption {
+	return func(c *envConfig) { c.refusedAfter = gate }
 }
 
 // validatorUser is the validator's ServiceAccount as the API server names
@@ -135,6 +143,9 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	}
 	for _, resource := range cfg.refused {
 		refuse := func(action clienttesting.Action) (bool, runtime.Object, error) {
+			if cfg.refusedAfter != nil {
+				<-cfg.refusedAfter
+			}
 			gr := action.GetResource().GroupResource()
 			return true, nil, apierrors.NewForbidden(gr, "", fmt.Errorf("User %q cannot list resource %q in API group %q at the cluster scope",
 				validatorUser, gr.Resource, gr.Group))

@@ -54,3 +54,33 @@ func TestTheValidatorsMissingPermissionIsItsOwn(t *testing.T) {
 		})
 	}
 }
+
+// TestAClaimThatWaitedForACacheIsToldWhenTheCacheIsRefused: a claim
+// decided while the grant (or link) cache lists waits for the cache, and
+// the cache's sync would re-queue it; when the list is refused instead,
+// the refusal re-queues it, and it is told at once rather than at the next
+// resync.
+func TestAClaimThatWaitedForACacheIsToldWhenTheCacheIsRefused(t *testing.T) {
+	tests := []struct {
+		name, resource string
+		claim          *v1.PersistentVolumeClaim
+		reason         claimsource.Reason
+	}{
+		{name: "ReferenceGrants", resource: "referencegrants", claim: newClaim("c", restoring("prod", "foo-backup")),
+			reason: claimsource.ReasonGrantUnavailable},
+		{name: "VolumeSnapshotLinks", resource: "volumesnapshotlinks", claim: newClaim("c", throughLink("l")),
+			reason: claimsource.ReasonLinkAPIUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			gate := make(chan struct{})
+			e := startEnv(t, withClaims(tt.claim), refusing(tt.resource), refusingAfter(gate))
+			e.decidedAs("c", Wait)
+			close(gate)
+			e.decidedAs("c", Warn)
+			if events := e.told(); len(events) != 1 || !strings.HasPrefix(events[0], v1.EventTypeWarning+" "+string(tt.reason)+" ") {
+				t.Fatalf("events %q, want one %s", events, tt.reason)
+			}
+		})
+	}
+}
