@@ -144,7 +144,7 @@ func TestLimitsFlags(t *testing.T) {
 	if want := (Limits{MaxInFlight: 4, MaxBodyBytes: 1000, MaxBodyBytesInFlight: 3000}); opts.Limits != want || !opts.EnableHTTP2 || opts.ClientCAFile != "ca.crt" {
 		t.Errorf("limits %+v, HTTP/2 %v, client CA %q; want %+v, on, ca.crt", opts.Limits, opts.EnableHTTP2, opts.ClientCAFile, want)
 	}
-	if want := int64(48<<20 + 4*128<<10 + 32*3000); opts.Limits.MemoryBound() != want {
+	if want := int64(64<<20 + 4*128<<10 + 32*3000); opts.Limits.MemoryBound() != want {
 		t.Errorf("MemoryBound() = %d, want %d", opts.Limits.MemoryBound(), want)
 	}
 	for args, wantErr := range map[string]string{
@@ -256,8 +256,7 @@ func serveRequest(t *testing.T, h http.Handler, req *http.Request) *httptest.Res
 
 // heldRequest is a request in flight whose body has not come yet.
 type heldRequest struct {
-	body     []byte
-	writer   *io.PipeWriter
+	body     *lateBody
 	answered chan *httptest.ResponseRecorder
 }
 
@@ -266,12 +265,12 @@ type heldRequest struct {
 // share of the limits.
 func hold(t *testing.T, h http.Handler, body []byte, declared int64) *heldRequest {
 	t.Helper()
-	reader, writer := io.Pipe()
-	started := &startSignal{Reader: reader, started: make(chan struct{})}
+	late := newLateBody(body)
+	started := &startSignal{Reader: late.reader, started: make(chan struct{})}
 	req := httptest.NewRequest(http.MethodPost, snapshotPath, started)
 	req.Header.Set("Content-Type", "application/json")
 	req.ContentLength = declared
-	r := &heldRequest{body: body, writer: writer, answered: make(chan *httptest.ResponseRecorder, 1)}
+	r := &heldRequest{body: late, answered: make(chan *httptest.ResponseRecorder, 1)}
 	go func() {
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, req)
@@ -290,16 +289,41 @@ func hold(t *testing.T, h http.Handler, body []byte, declared int64) *heldReques
 // release sends the body and returns the answer.
 func (r *heldRequest) release(t *testing.T) *httptest.ResponseRecorder {
 	t.Helper()
+	r.body.send()
+	return answer(t, r.answered)
+}
+
+// lateBody is a request body that comes when sent.
+type lateBody struct {
+	reader *io.PipeReader
+	writer *io.PipeWriter
+	body   []byte
+}
+
+func newLateBody(body []byte) *lateBody {
+	reader, writer := io.Pipe()
+	return &lateBody{reader: reader, writer: writer, body: body}
+}
+
+// send sends the whole body, then its end.
+func (b *lateBody) send() {
 	go func() {
-		_, _ = r.writer.Write(r.body)
-		_ = r.writer.Close()
+		_, _ = b.writer.Write(b.body)
+		_ = b.writer.Close()
 	}()
+}
+
+// answer is the answer to a request whose body was sent, failing t
+// unless it comes within 5 s.
+func answer[T any](t *testing.T, answered <-chan T) T {
+	t.Helper()
 	select {
-	case rec := <-r.answered:
-		return rec
+	case a := <-answered:
+		return a
 	case <-time.After(5 * time.Second):
-		t.Fatal("a held request was not answered within 5 s of its body")
-		return nil
+		t.Fatal("a request in flight was not answered within 5 s of its body")
+		var none T
+		return none
 	}
 }
 

@@ -3,6 +3,7 @@ package snapshotwebhook
 import (
 	"errors"
 	"os"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -43,6 +44,12 @@ type Options struct {
 	// Limits are --max-requests-in-flight, --max-request-bytes and
 	// --max-request-bytes-in-flight.
 	Limits Limits
+	// ShutdownDelay is --shutdown-delay-duration: after SIGTERM the
+	// webhook keeps answering for this long, not ready, closing each
+	// connection after its response, while the endpoints move to other
+	// replicas (Server.Serve). 0, the default, stops at once, as
+	// kube-apiserver's flag of that name does; deploy/webhook sets it.
+	ShutdownDelay time.Duration
 	// Kubeconfig is --kubeconfig; without it the in-cluster configuration
 	// is used. The webhook reads snapshot classes, nothing else.
 	Kubeconfig string
@@ -114,6 +121,7 @@ func (o *Options) AddFlags(fs *pflag.FlagSet) {
 	fs.IntVar(&o.Limits.MaxInFlight, "max-requests-in-flight", o.Limits.MaxInFlight, "Admission requests served at once; more are answered at once with 429 Too Many Requests (kube-apiserver then applies the webhook's failurePolicy).")
 	fs.Int64Var(&o.Limits.MaxBodyBytes, "max-request-bytes", o.Limits.MaxBodyBytes, "Largest request body, in bytes; a longer one is answered 413. The default holds an update of the largest object etcd stores by default (1.5 MiB) with its old object.")
 	fs.Int64Var(&o.Limits.MaxBodyBytesInFlight, "max-request-bytes-in-flight", o.Limits.MaxBodyBytesInFlight, "Bytes of request bodies served at once, each counted at its Content-Length (at --max-request-bytes without one); more are answered 429. With --max-requests-in-flight it bounds the webhook's memory: see README.md.")
+	fs.DurationVar(&o.ShutdownDelay, "shutdown-delay-duration", o.ShutdownDelay, "After SIGTERM, keep answering admission requests for this long, reporting not ready on /readyz and closing each connection after its response, so that calls routed to this replica while endpoints move to others are answered; then stop accepting and finish the requests in flight (up to 10s more). Keep the pod's terminationGracePeriodSeconds above its preStop delay plus both.")
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", o.Kubeconfig, "kubeconfig file to use for volumesnapshotclasses. Required only when running out of cluster.")
 	fs.BoolVar(&o.PreventVolumeModeConversion, "prevent-volume-mode-conversion", o.PreventVolumeModeConversion, "Prevents an unauthorized user from modifying the volume mode when creating a PVC from an existing VolumeSnapshot: VolumeSnapshotContents' spec.sourceVolumeMode is immutable.")
 	fs.BoolVar(&o.EnableVolumeGroupSnapshotWebhook, "enable-volume-group-snapshot-webhook", o.EnableVolumeGroupSnapshotWebhook, "Enables webhook for VolumeGroupSnapshotClass: at most one default class per driver.")
@@ -136,6 +144,9 @@ func (o *Options) Validate() error {
 		errs = append(errs, errors.New("--port must be between 1 and 65535"))
 	}
 	errs = append(errs, o.Limits.validate()...)
+	if o.ShutdownDelay < 0 {
+		errs = append(errs, errors.New("--shutdown-delay-duration must not be negative"))
+	}
 	if o.HTTPEndpoint != "" && (o.MetricsPath == "" || o.MetricsPath[0] != '/') {
 		errs = append(errs, errors.New("--metrics-path must start with /"))
 	}
@@ -148,6 +159,12 @@ func (o *Options) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// StopTimeout is the longest the webhook takes to exit after SIGTERM: the
+// drain (--shutdown-delay-duration), then the wait for the requests in
+// flight. A pod's terminationGracePeriodSeconds must cover it after its
+// preStop hook, or the kubelet kills the webhook mid-request.
+func (o *Options) StopTimeout() time.Duration { return o.ShutdownDelay + shutdownTimeout }
 
 // VersionRequested reports --version.
 func (o *Options) VersionRequested() bool { return o.ShowVersion }

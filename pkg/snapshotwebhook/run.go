@@ -45,7 +45,12 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	metrics, err := serveDiagnostics(ctx, opts)
+	// What the HTTPS server's answers need (caches, diagnostics, events)
+	// runs until it has stopped, through its drain after ctx ends.
+	background, stopBackground := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopBackground()
+	ready := &Readiness{}
+	metrics, err := serveDiagnostics(background, opts, ready)
 	if err != nil {
 		return err
 	}
@@ -53,7 +58,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster := record.NewBroadcaster(record.WithContext(background))
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.CoreV1().Events(v1.NamespaceAll)})
 	defer broadcaster.Shutdown()
 	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component})
@@ -78,33 +83,35 @@ func Run(ctx context.Context, opts *Options) error {
 	mux := http.NewServeMux()
 	mux.Handle(snapshotPath, handler)
 	mux.Handle(groupSnapshotPath, handler)
-	mux.Handle("/readyz", http.HandlerFunc(ok))
+	mux.Handle("/readyz", ready)
 	server, err := Listen(ctx, ServerConfig{Addr: ":" + strconv.Itoa(opts.Port), CertFile: opts.CertFile, KeyFile: opts.KeyFile,
-		ClientCAFile: opts.ClientCAFile, EnableHTTP2: opts.EnableHTTP2, Handler: mux})
+		ClientCAFile: opts.ClientCAFile, EnableHTTP2: opts.EnableHTTP2, Handler: mux, ShutdownDelay: opts.ShutdownDelay, Readiness: ready})
 	if err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	for _, c := range caches {
-		wg.Go(func() { c.api.Run(ctx) })
+		wg.Go(func() { c.api.Run(background) })
 	}
 	for _, run := range runners {
-		wg.Go(func() { run(ctx) })
+		wg.Go(func() { run(background) })
 	}
 	klog.FromContext(ctx).Info("Validating snapshots", "preventVolumeModeConversion", opts.PreventVolumeModeConversion,
 		"volumeGroupSnapshotClasses", opts.EnableVolumeGroupSnapshotWebhook, "guardCrossNamespaceRestores", opts.GuardCrossNamespaceRestores,
 		"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", opts.CrossNamespaceSnapshot,
-		"maxRequestsInFlight", opts.Limits.MaxInFlight, "maxRequestBytes", opts.Limits.MaxBodyBytes, "maxRequestBytesInFlight", opts.Limits.MaxBodyBytesInFlight)
+		"maxRequestsInFlight", opts.Limits.MaxInFlight, "maxRequestBytes", opts.Limits.MaxBodyBytes, "maxRequestBytesInFlight", opts.Limits.MaxBodyBytesInFlight,
+		"shutdownDelay", opts.ShutdownDelay)
 	err = server.Serve(ctx)
+	stopBackground()
 	wg.Wait()
 	return err
 }
 
 // serveDiagnostics creates the webhook's metrics and serves them with the
-// health checks on --http-endpoint, when set. The metrics include
-// controller-runtime's (its certificate watcher's reads and errors) and the
-// process's.
-func serveDiagnostics(ctx context.Context, opts *Options) (*Metrics, error) {
+// health checks on --http-endpoint, when set, until ctx ends; /readyz
+// answers with ready. The metrics include controller-runtime's (its
+// certificate watcher's reads and errors) and the process's.
+func serveDiagnostics(ctx context.Context, opts *Options, ready *Readiness) (*Metrics, error) {
 	registry := prometheus.NewRegistry()
 	metrics, err := NewMetrics(registry)
 	if err != nil || opts.HTTPEndpoint == "" {
@@ -114,12 +121,12 @@ func serveDiagnostics(ctx context.Context, opts *Options) (*Metrics, error) {
 	mux.Handle(opts.MetricsPath, promhttp.HandlerFor(
 		prometheus.Gatherers{registry, ctrlmetrics.Registry, legacyregistry.DefaultGatherer}, promhttp.HandlerOpts{}))
 	mux.Handle("/healthz", http.HandlerFunc(ok))
-	mux.Handle("/readyz", http.HandlerFunc(ok))
+	mux.Handle("/readyz", ready)
 	_, err = httpendpoint.Serve(ctx, opts.HTTPEndpoint, mux)
 	return metrics, err
 }
 
-// ok answers health checks: the webhook serves as soon as it listens, and
+// ok answers /healthz: the webhook serves as soon as it listens, and
 // allows what it cannot check yet.
 func ok(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }
 

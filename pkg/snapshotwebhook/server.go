@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/klog/v2"
@@ -47,6 +48,28 @@ type ServerConfig struct {
 	EnableHTTP2 bool
 	// Handler serves every request.
 	Handler http.Handler
+	// ShutdownDelay is --shutdown-delay-duration: how long Serve keeps
+	// answering once its context ends (see Serve).
+	ShutdownDelay time.Duration
+	// Readiness is what /readyz answers, told when the drain starts; the
+	// server's own when nil.
+	Readiness *Readiness
+	// after waits for the end of the drain; time.After when nil.
+	after func(time.Duration) <-chan time.Time
+}
+
+// Readiness answers /readyz: ready until the webhook starts draining
+// (Server.Serve, once its context ends), so that whatever routes to it by
+// readiness stops sending it calls.
+type Readiness struct{ draining atomic.Bool }
+
+// ServeHTTP answers 200 while serving, 503 once draining.
+func (r *Readiness) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	if r.draining.Load() {
+		http.Error(w, "shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
 }
 
 // Server serves HTTPS (TLS 1.2 or later) with a certificate reloaded from
@@ -58,6 +81,10 @@ type Server struct {
 	listener net.Listener
 	watcher  *certwatcher.CertWatcher
 	server   *http.Server
+	// readiness, shutdownDelay and after are ServerConfig's.
+	readiness     *Readiness
+	shutdownDelay time.Duration
+	after         func(time.Duration) <-chan time.Time
 	// http2 and clientCAFile are for the log.
 	http2        bool
 	clientCAFile string
@@ -86,9 +113,17 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	protocols := &http.Protocols{}
 	protocols.SetHTTP1(true)
 	protocols.SetHTTP2(cfg.EnableHTTP2)
+	s := &Server{listener: listener, watcher: watcher, readiness: cfg.Readiness, shutdownDelay: cfg.ShutdownDelay, after: cfg.after,
+		http2: cfg.EnableHTTP2, clientCAFile: cfg.ClientCAFile}
+	if s.readiness == nil {
+		s.readiness = &Readiness{}
+	}
+	if s.after == nil {
+		s.after = time.After
+	}
 	base := context.WithoutCancel(ctx)
-	server := &http.Server{
-		Handler:        cfg.Handler,
+	s.server = &http.Server{
+		Handler:        s.closingWhenDraining(cfg.Handler),
 		ReadTimeout:    readTimeout,
 		WriteTimeout:   writeTimeout,
 		IdleTimeout:    idleTimeout,
@@ -102,7 +137,20 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 		// none), verbosely.
 		ErrorLog: log.New(logWriter{klog.FromContext(ctx).V(2)}, "", 0),
 	}
-	return &Server{listener: listener, watcher: watcher, server: server, http2: cfg.EnableHTTP2, clientCAFile: cfg.ClientCAFile}, nil
+	return s, nil
+}
+
+// closingWhenDraining serves with next, and while draining answers with
+// Connection: close (a GOAWAY in HTTP/2): kube-apiserver's next call then
+// opens a new connection, which the Service routes to a replica that
+// stays, instead of reusing one to this replica.
+func (s *Server) closingWhenDraining(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.readiness.draining.Load() {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // loadCAs reads a PEM file of CA certificates.
@@ -121,14 +169,20 @@ func loadCAs(file string) (*x509.CertPool, error) {
 // Addr is the address the server listens on.
 func (s *Server) Addr() net.Addr { return s.listener.Addr() }
 
-// Serve serves until ctx is done, then waits up to shutdownTimeout for
-// requests in flight. It returns nil after a shutdown, the error otherwise.
+// Serve serves until ctx is done, then drains and stops (issue 22, defect
+// 10): for ShutdownDelay it reports not ready and keeps accepting and
+// answering, each connection closed after its response, so that calls
+// routed to it while endpoints move (kube-proxy, kube-apiserver's caches,
+// connections kube-apiserver keeps alive) are answered; then it stops
+// accepting and waits up to shutdownTimeout for the requests in flight.
+// It returns nil after a shutdown, the error otherwise.
 func (s *Server) Serve(ctx context.Context) error {
 	logger := klog.FromContext(ctx)
-	ctx, cancel := context.WithCancel(ctx)
+	// The certificate is watched through the drain.
+	watching, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	watched := make(chan error, 1)
-	go func() { watched <- s.watcher.Start(ctx) }()
+	go func() { watched <- s.watcher.Start(watching) }()
 	served := make(chan error, 1)
 	go func() { served <- s.server.ServeTLS(s.listener, "", "") }()
 	logger.Info("Serving admission reviews over HTTPS", "address", s.Addr().String(), "http2", s.http2, "clientCAFile", s.clientCAFile)
@@ -136,13 +190,23 @@ func (s *Server) Serve(ctx context.Context) error {
 	case err := <-served:
 		return fmt.Errorf("HTTPS server stopped: %w", err)
 	case err := <-watched:
-		if err != nil {
-			_ = s.server.Close()
-			return fmt.Errorf("watching the certificate: %w", err)
+		_ = s.server.Close()
+		if err == nil {
+			err = errors.New("stopped")
 		}
-		<-ctx.Done()
+		return fmt.Errorf("watching the certificate: %w", err)
 	case <-ctx.Done():
 	}
+	s.readiness.draining.Store(true)
+	if s.shutdownDelay > 0 {
+		logger.Info("Draining: not ready, still answering, closing each connection after its response", "for", s.shutdownDelay)
+		select {
+		case <-s.after(s.shutdownDelay):
+		case err := <-served:
+			return fmt.Errorf("HTTPS server stopped: %w", err)
+		}
+	}
+	logger.Info("Stopping: no new connections, finishing the requests in flight", "timeout", shutdownTimeout)
 	shutdown, stop := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer stop()
 	if err := s.server.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {

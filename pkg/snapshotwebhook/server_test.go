@@ -32,6 +32,11 @@ type webhook struct {
 	url     string
 	metrics *Metrics
 	reg     *prometheus.Registry
+	// stop ends Serve's context, as SIGTERM does; stopped is closed
+	// when Serve has returned served.
+	stop    context.CancelFunc
+	stopped chan struct{}
+	served  error
 }
 
 // startWebhook starts the webhook with the ServerConfig that configure
@@ -63,12 +68,16 @@ func startWebhook(t *testing.T, configure ...func(*ServerConfig)) *webhook {
 		t.Fatal(err)
 	}
 	w.url = "https://" + server.Addr().String() + snapshotPath
-	done := make(chan error, 1)
-	go func() { done <- server.Serve(ctx) }()
+	w.stop, w.stopped = cancel, make(chan struct{})
+	go func() {
+		w.served = server.Serve(ctx)
+		close(w.stopped)
+	}()
 	t.Cleanup(func() {
 		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("Serve: %v", err)
+		<-w.stopped
+		if w.served != nil {
+			t.Errorf("Serve: %v", w.served)
 		}
 	})
 	return w

@@ -298,9 +298,19 @@ func metric(t *testing.T, sc *localenv.Sidecar, name, class string) float64 {
 // addr; 0 when absent.
 func scrapeValue(t *testing.T, addr, series string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // local test endpoint
+	v, err := scrapeSeries(addr, series)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return v
+}
+
+// scrapeSeries is scrapeValue's scrape, for a caller that expects the
+// endpoint to go away.
+func scrapeSeries(addr, series string) (float64, error) {
+	resp, err := http.Get("http://" + addr + "/metrics") //nolint:noctx // local test endpoint
+	if err != nil {
+		return 0, err
 	}
 	defer resp.Body.Close()
 	want := series + " "
@@ -308,12 +318,8 @@ func scrapeValue(t *testing.T, addr, series string) float64 {
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	for scanner.Scan() {
 		if line := scanner.Text(); strings.HasPrefix(line, want) {
-			v, err := strconv.ParseFloat(strings.TrimPrefix(line, want), 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return v
+			return strconv.ParseFloat(strings.TrimPrefix(line, want), 64)
 		}
 	}
-	return 0
+	return 0, scanner.Err()
 }

@@ -313,7 +313,12 @@ func expectDenied(t *testing.T, err error, parts ...string) {
 // with result (and no reason).
 func webhookAdmissions(t *testing.T, wh *localenv.SnapshotWebhook, resource, result string) float64 {
 	t.Helper()
-	return scrapeValue(t, wh.HTTPAddr, fmt.Sprintf(`snapshot_validation_webhook_admission_requests_total{operation="CREATE",reason="",resource=%q,result=%q}`, resource, result))
+	return scrapeValue(t, wh.HTTPAddr, admissionsSeries(resource, result))
+}
+
+// admissionsSeries is the series of webhookAdmissions.
+func admissionsSeries(resource, result string) string {
+	return fmt.Sprintf(`snapshot_validation_webhook_admission_requests_total{operation="CREATE",reason="",resource=%q,result=%q}`, resource, result)
 }
 
 // eventuallyTrue polls cond every 100 ms until it holds or timeout passes,

@@ -3,6 +3,7 @@ package manifests
 import (
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -90,4 +91,31 @@ func webhookContainer(t *testing.T, d *appsv1.Deployment) v1.Container {
 		t.Fatalf("Deployment has no container %s", webhookName)
 	}
 	return d.Spec.Template.Spec.Containers[i]
+}
+
+// TestWebhookDrainsBeforeItStops: a terminating replica keeps answering
+// while the endpoints move to the others (issue 22, defect 10): a preStop
+// sleep holds SIGTERM back while the Service's endpoints and kube-proxy
+// drop the pod, then the webhook drains for --shutdown-delay-duration and
+// finishes the requests in flight, all within
+// terminationGracePeriodSeconds (or the kubelet kills it mid-request).
+func TestWebhookDrainsBeforeItStops(t *testing.T) {
+	d := renderWebhook(t).deployment
+	c := webhookContainer(t, d)
+	opts, err := snapshotwebhook.ParseFlags(c.Args)
+	if err != nil {
+		t.Fatalf("the Deployment's args %q: %v", c.Args, err)
+	}
+	if c.Lifecycle == nil || c.Lifecycle.PreStop == nil || c.Lifecycle.PreStop.Sleep == nil || c.Lifecycle.PreStop.Sleep.Seconds < 1 {
+		t.Fatalf("lifecycle %+v, want a preStop sleep", c.Lifecycle)
+	}
+	if opts.ShutdownDelay <= 0 {
+		t.Errorf("--shutdown-delay-duration %v, want a drain", opts.ShutdownDelay)
+	}
+	preStop := time.Duration(c.Lifecycle.PreStop.Sleep.Seconds) * time.Second
+	grace := d.Spec.Template.Spec.TerminationGracePeriodSeconds
+	if grace == nil || time.Duration(*grace)*time.Second < preStop+opts.StopTimeout() {
+		t.Errorf("terminationGracePeriodSeconds %v, want at least the preStop sleep (%v) plus the drain and the requests in flight (%v)",
+			grace, preStop, opts.StopTimeout())
+	}
 }
