@@ -1,0 +1,504 @@
+package transfer
+
+// The explorer's runner (explore_test.go): it plays one history of a
+// scenario, step by step, against the real Controller: before each sync
+// it hands the controller's informer caches what the explorer decides
+// their watches have delivered, then calls Controller.syncRequest.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
+)
+
+// step is one step of a history: a move of the outside world, or a sync
+// of the controller (by default the default schedule's, with fresh
+// caches, after the other controllers have acted, without fault).
+type step struct {
+	// move is the name of a move; empty for a sync.
+	move string
+	// request is the request synced when not the default schedule's (a
+	// preemption: the other request runs from now on).
+	request string
+	// stale is the resource whose cache is one sync behind.
+	stale string
+	// early: the sync comes before the other controllers act.
+	early bool
+	// during is a move made while the sync runs: after the caches were
+	// filled, before the sync's first write.
+	during string
+	fault  fault
+}
+
+func (s step) String() string {
+	if s.move != "" {
+		return "move " + s.move
+	}
+	parts := []string{"sync"}
+	if s.request != "" {
+		parts = append(parts, "request="+s.request)
+	}
+	if s.stale != "" {
+		parts = append(parts, "stale="+s.stale)
+	}
+	if s.early {
+		parts = append(parts, "before-others")
+	}
+	if s.during != "" {
+		parts = append(parts, "during="+s.during)
+	}
+	if s.fault.kind != faultNone {
+		parts = append(parts, s.fault.kind+"="+strconv.Itoa(s.fault.at))
+	}
+	return strings.Join(parts, " ")
+}
+
+// parseStep reads a step as String writes it.
+func parseStep(s string) (step, error) {
+	s = strings.TrimSpace(s)
+	if name, ok := strings.CutPrefix(s, "move "); ok {
+		return step{move: name}, nil
+	}
+	fields := strings.Fields(s)
+	if len(fields) == 0 || fields[0] != "sync" {
+		return step{}, fmt.Errorf("step %q is neither \"move <name>\" nor \"sync [options]\"", s)
+	}
+	var st step
+	for _, f := range fields[1:] {
+		k, v, _ := strings.Cut(f, "=")
+		switch k {
+		case "request":
+			st.request = v
+		case "stale":
+			st.stale = v
+		case "before-others":
+			st.early = true
+		case "during":
+			st.during = v
+		case faultCrash, faultLost, faultConflict:
+			at, err := strconv.Atoi(v)
+			if err != nil {
+				return step{}, fmt.Errorf("step %q: %w", s, err)
+			}
+			st.fault = fault{kind: k, at: at}
+		default:
+			return step{}, fmt.Errorf("step %q: unknown option %q", s, f)
+		}
+	}
+	return st, nil
+}
+
+// offer is what the explorer may do at a point of a history instead of
+// its default sync: the history's steps up to index, then one of steps.
+type offer struct {
+	index int
+	steps []step
+}
+
+// execution is a history played to rest: its steps (the prefix asked
+// for, then the default schedule's), the offers of its default part, the
+// violations found, and its log when kept.
+type execution struct {
+	steps  []step
+	offers []offer
+	found  map[string]string
+	syncs  int
+	log    []string
+}
+
+// maxSyncs bounds the default part of a history: a history that does not
+// come to rest within it is a violation (a livelock).
+const maxSyncs = 80
+
+// fixedClock is a clock that does not move: a completed transfer is
+// retired at its next sync (the retention is 0).
+type fixedClock struct {
+	clock.RealClock
+	now time.Time
+}
+
+func (c fixedClock) Now() time.Time                  { return c.now }
+func (c fixedClock) Since(t time.Time) time.Duration { return c.now.Sub(t) }
+
+// eventLog is the controller's event recorder: events go to the log.
+type eventLog struct{ r *runner }
+
+func (e eventLog) Event(obj runtime.Object, typ, reason, message string) {
+	e.r.w.logf("event on %s: %s %s: %s", keyOf(obj), typ, reason, message)
+}
+
+func (e eventLog) Eventf(obj runtime.Object, typ, reason, format string, args ...any) {
+	e.Event(obj, typ, reason, fmt.Sprintf(format, args...))
+}
+
+func (e eventLog) AnnotatedEventf(obj runtime.Object, _ map[string]string, typ, reason, format string, args ...any) {
+	e.Event(obj, typ, reason, fmt.Sprintf(format, args...))
+}
+
+// runner plays histories of one scenario.
+type runner struct {
+	sc      *scenario
+	ctx     context.Context
+	kube    *kubefake.Clientset
+	snap    *snapfake.Clientset
+	api     *fake.Clientset
+	verbose bool
+
+	// The current history's world, controller and schedule.
+	w *world
+	c *Controller
+	// cached is what each informer cache was given at the last sync.
+	cached  map[string][]any
+	current int
+	idle    int
+	lastErr map[string]error
+	e       *execution
+	// logged counts the steps logged.
+	logged int
+}
+
+func newRunner(ctx context.Context, sc *scenario) *runner {
+	r := &runner{sc: sc, ctx: klog.NewContext(ctx, klog.Logger{}),
+		kube: kubefake.NewClientset(), snap: snapfake.NewSimpleClientset(), api: fake.NewSimpleClientset()}
+	react := func(a clienttesting.Action) (bool, runtime.Object, error) { return r.w.react(a) }
+	r.kube.PrependReactor("*", "*", react)
+	r.snap.PrependReactor("*", "*", react)
+	r.api.PrependReactor("*", "*", react)
+	return r
+}
+
+// start begins a history: a new world, a new controller.
+func (r *runner) start() {
+	r.e = &execution{found: map[string]string{}}
+	r.w = newWorld()
+	r.sc.build(r.w)
+	r.w.violated = func(name, detail string) {
+		if _, ok := r.e.found[name]; !ok {
+			r.e.found[name] = detail
+		}
+	}
+	if r.verbose {
+		r.w.note = func(format string, args ...any) { r.e.log = append(r.e.log, "      "+fmt.Sprintf(format, args...)) }
+	}
+	r.current, r.idle, r.lastErr, r.logged = 0, 0, map[string]error{}, 0
+	r.restart()
+}
+
+// restart replaces the controller by a new one over the same API state,
+// as after a crash: its caches are listed afresh.
+func (r *runner) restart() {
+	if r.c != nil {
+		r.c.queue.ShutDown()
+	}
+	c, err := New(Config{Kube: r.kube, Snapshot: r.snap, API: r.api, Recorder: eventLog{r},
+		Clock: fixedClock{now: r.w.now.Time}, Token: func() (string, error) { return testToken, nil }})
+	if err != nil {
+		panic(err)
+	}
+	r.c, r.cached = c, map[string][]any{}
+}
+
+// informers are the controller's caches, by resource.
+func (r *runner) informers() []struct {
+	res string
+	inf cache.SharedIndexInformer
+} {
+	return []struct {
+		res string
+		inf cache.SharedIndexInformer
+	}{
+		{resRequests, r.c.requests}, {resAccepts, r.c.accepts}, {resSnapshots, r.c.snapshots}, {resContents, r.c.contents},
+		{resClaims, r.c.claims}, {resVolumes, r.c.volumes}, {resPods, r.c.pods},
+	}
+}
+
+// view is the world's objects of resource as a watch delivers them.
+func (r *runner) view(res string) []any {
+	var out []any
+	for _, obj := range r.w.list(res, "") {
+		out = append(out, obj.DeepCopyObject())
+	}
+	return out
+}
+
+// behind reports whether the cache of res would be behind the world if
+// it were not refreshed.
+func (r *runner) behind(res string) bool {
+	cached, ok := r.cached[res]
+	if !ok {
+		return false
+	}
+	now := r.w.list(res, "")
+	if len(cached) != len(now) {
+		return true
+	}
+	for i, obj := range now {
+		if metaOf(cached[i].(runtime.Object)).GetResourceVersion() != metaOf(obj).GetResourceVersion() {
+			return true
+		}
+	}
+	return false
+}
+
+// deliver fills the caches: every watch delivers all it has, except the
+// one of stale, which stays as the last sync saw it.
+func (r *runner) deliver(stale string) {
+	for _, i := range r.informers() {
+		if _, ok := r.cached[i.res]; i.res != stale || !ok {
+			r.cached[i.res] = r.view(i.res)
+		}
+		if err := i.inf.GetIndexer().Replace(r.cached[i.res], ""); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// live are the requests that exist, in schedule order.
+func (r *runner) live() []string {
+	var out []string
+	for _, key := range r.sc.requests {
+		ns, name, _ := strings.Cut(key, "/")
+		if r.w.get(storeKey{resRequests, ns, name}) != nil {
+			out = append(out, key)
+		}
+	}
+	return out
+}
+
+// pick is the request a sync takes: the one asked for (which the default
+// schedule then keeps), or the default schedule's: the current request
+// until it rests, then the next one.
+func (r *runner) pick(asked string) string {
+	if asked != "" {
+		r.current = slices.Index(r.sc.requests, asked)
+		return asked
+	}
+	for i := range r.sc.requests {
+		key := r.sc.requests[(r.current+i)%len(r.sc.requests)]
+		if slices.Contains(r.live(), key) {
+			r.current = (r.current + i) % len(r.sc.requests)
+			return key
+		}
+	}
+	return ""
+}
+
+// rest reports whether the history is at rest: every live request's
+// last sync changed nothing, nor did the other controllers.
+func (r *runner) rest() bool {
+	return r.idle >= max(1, len(r.live()))
+}
+
+// do plays one step. For a default sync it returns what the explorer may
+// do instead.
+func (r *runner) do(s step) []step {
+	if s.move != "" {
+		r.logStep(s, "")
+		r.makeMove(s.move)
+		r.idle = 0
+		return nil
+	}
+	return r.sync(s)
+}
+
+// makeMove makes the move named.
+func (r *runner) makeMove(name string) {
+	for _, m := range r.sc.moves {
+		if m.name == name && m.can(r.w) {
+			m.do(r.w)
+			return
+		}
+	}
+	panic(fmt.Sprintf("move %q cannot be made here", name))
+}
+
+// sync is one sync of the controller, and its variants when it is the
+// default one.
+func (r *runner) sync(s step) []step {
+	start := r.w.rv
+	isDefault := s == step{}
+	if !s.early {
+		r.w.runOthers()
+	}
+	var variants []step
+	if isDefault && r.w.rv != start {
+		variants = append(variants, step{early: true})
+	}
+	key := r.pick(s.request)
+	r.logStep(s, key)
+	if key == "" {
+		r.settle(start, isDefault)
+		return variants
+	}
+	if isDefault {
+		for _, other := range r.live() {
+			if other != key {
+				variants = append(variants, step{request: other})
+			}
+		}
+		for _, i := range r.informers() {
+			if r.behind(i.res) {
+				variants = append(variants, step{stale: i.res})
+			}
+		}
+	}
+	r.deliver(s.stale)
+	if isDefault {
+		for _, m := range r.moves() {
+			variants = append(variants, step{during: m.move})
+		}
+	}
+	if s.during != "" {
+		r.w.logf("while the controller syncs:")
+		r.makeMove(s.during)
+	}
+	r.w.fault, r.w.writes, r.w.crashed, r.w.fired = s.fault, 0, false, false
+	_, err := r.c.syncRequest(r.ctx, key)
+	r.e.syncs++
+	r.lastErr[key] = err
+	writes := r.w.writes
+	r.w.fault, r.w.crashed = fault{}, false
+	if s.fault.kind == faultCrash {
+		r.restart()
+	}
+	if isDefault {
+		for at := range writes {
+			if at > 0 {
+				variants = append(variants, step{fault: fault{faultCrash, at}})
+			}
+			variants = append(variants, step{fault: fault{faultLost, at}}, step{fault: fault{faultConflict, at}})
+		}
+	}
+	r.logSync(key, err)
+	r.settle(start, isDefault)
+	return variants
+}
+
+// settle counts a default sync that changed nothing towards rest, and
+// moves the default schedule to the next request. A perturbed sync never
+// counts: what it saw or did not do is retried by a default one (the
+// controller's queue retries a failed sync).
+func (r *runner) settle(start int64, isDefault bool) {
+	if r.w.rv != start || !isDefault {
+		r.idle = 0
+		return
+	}
+	r.idle++
+	r.current = (r.current + 1) % max(1, len(r.sc.requests))
+}
+
+// moves are the moves the outside world can make now.
+func (r *runner) moves() []step {
+	var out []step
+	for _, m := range r.sc.moves {
+		if m.can(r.w) {
+			out = append(out, step{move: m.name})
+		}
+	}
+	return out
+}
+
+// execute plays prefix, then the default schedule until the world rests;
+// checks the invariants at rest; then lets the owners delete the
+// requests, plays to rest again and checks again.
+func (r *runner) execute(prefix []step) *execution {
+	r.start()
+	defer r.c.queue.ShutDown()
+	for _, s := range prefix {
+		r.do(s)
+		r.e.steps = append(r.e.steps, s)
+	}
+	r.playToRest(true)
+	r.e.offers = append(r.e.offers, offer{index: len(r.e.steps), steps: r.moves()})
+	r.check("at rest")
+	r.logf("  the owners delete the requests")
+	for _, obj := range r.w.list(resRequests, "") {
+		_ = r.w.del("user", keyOf(obj), nil, false)
+	}
+	r.idle = 0
+	r.playToRest(false)
+	r.check("at rest after the requests were deleted")
+	return r.e
+}
+
+// playToRest plays the default schedule until the world rests, keeping
+// the steps and their offers when explored.
+func (r *runner) playToRest(explored bool) {
+	for n := 0; !r.rest(); n++ {
+		if n == maxSyncs {
+			r.w.violated("no-rest", fmt.Sprintf("the world does not come to rest within %d syncs", maxSyncs))
+			return
+		}
+		at := len(r.e.steps)
+		moves := r.moves()
+		variants := r.sync(step{})
+		if explored {
+			r.e.offers = append(r.e.offers, offer{index: at, steps: append(moves, variants...)})
+			r.e.steps = append(r.e.steps, step{})
+		}
+	}
+}
+
+// check checks the invariants of a world at rest.
+func (r *runner) check(when string) {
+	r.logf("  %s: checking the invariants", when)
+	r.w.checkQuiescent(r.lastErr)
+}
+
+func (r *runner) logf(format string, args ...any) {
+	if r.verbose {
+		r.e.log = append(r.e.log, fmt.Sprintf(format, args...))
+	}
+}
+
+func (r *runner) logStep(s step, key string) {
+	if !r.verbose {
+		return
+	}
+	what := s.String()
+	if key != "" {
+		what += " (" + key + ")"
+	}
+	r.logged++
+	r.logf("%3d. %s", r.logged, what)
+}
+
+// logSync logs what the sync left in the request's status.
+func (r *runner) logSync(key string, err error) {
+	if !r.verbose {
+		return
+	}
+	ns, name, _ := strings.Cut(key, "/")
+	req, _ := r.w.get(storeKey{resRequests, ns, name}).(*transferv1alpha1.StorageTransferRequest)
+	switch {
+	case req == nil:
+		r.logf("      request %s is gone", key)
+	default:
+		s := "phase " + string(req.Status.Phase)
+		if c := meta.FindStatusCondition(req.Status.Conditions, transferv1alpha1.ConditionTransferred); c != nil {
+			s += ", " + c.Reason + ": " + c.Message
+		}
+		if rec := req.Status.Record; rec != nil {
+			s += fmt.Sprintf(" [record: step %s, rolling back %t]", rec.Step, rec.RollingBack)
+		}
+		r.logf("      request %s: %s", key, s)
+	}
+	if err != nil {
+		r.logf("      the sync failed: %v", err)
+	}
+}

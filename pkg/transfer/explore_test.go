@@ -1,0 +1,210 @@
+package transfer
+
+// TestExploreTransfers is a deterministic exploration of the transfer
+// state machine (issue 23, "Prove the class, not only the instances"), in
+// the manner of etcd's robustness tests: it drives the REAL controller
+// (Controller.syncRequest: gather, match, plan.Next, take, writeStatus,
+// finish) against an in-memory API server behind the client-go fakes, and
+// explores to a bound the interleavings of
+//
+//   - the controller's syncs, one request at a time; with two requests,
+//     preemptions (the other request's sync instead);
+//   - crashes inside a sync (the controller dies before its write N: a
+//     new Controller over the same API state, its caches listed afresh),
+//     answers lost (write N is made, the controller sees an error) and
+//     write conflicts (write N refused with 409);
+//   - stale caches: a sync whose informer cache of one resource is one
+//     sync behind; a sync before the other controllers have acted;
+//   - the outside world's moves: the request, the accept, the source, or
+//     the request and the source together, deleted; an object of the
+//     target name created; a quota refusing the target; the target
+//     namespace deleted (gone once empty), held terminating, created
+//     again; a rival accept quoting the token; a pod starting to use the
+//     source claim, and ending; and, as scenarios, two transfers to one
+//     target name and two transfers of one source.
+//
+// The other controllers are small deterministic models run to rest before
+// every sync (explore_others_test.go): the namespace controller,
+// pvc-protection, the PV controller (binding, Available, Released, and
+// the external-provisioner deleting the backend volume of a Released PV
+// under Delete), the snapshot controller (binding a pre-provisioned
+// content, a deleted snapshot's content deleted under Delete and kept
+// under Retain, a content under Delete whose snapshot is gone deleted)
+// and the csi-snapshotter (the backend snapshot of a content deleted under
+// Delete). The API server (explore_api_test.go) has preconditions,
+// finalizers, status subresources, namespaces, admission and dry runs.
+//
+// A history is a scenario (explore_scenarios_test.go) and the steps that
+// differ from the default schedule (a perturbation each); the default
+// schedule plays the rest until the world rests. At rest, and again after
+// the owners deleted every request, the invariants are checked
+// (explore_invariants_test.go): nothing is handed over without both
+// consents when its source began to be deleted, nor to a namespace other
+// than the accepting one; no backend volume or snapshot is destroyed
+// unless a user deleted its owner, nor leaked, nor stranded without an
+// owner; exactly one object owns each datum, with the policy its owner
+// chose once no transfer is under way; no step deletes data; a transfer
+// at rest that has not ended says why (not "Transferring") and never
+// advises deleting an object that owns data; no lock or transfer
+// finalizer is left behind; every history comes to rest.
+//
+// THE KNOWN-DEFECTS TABLE. Today's code has defects (issue 23), so the
+// explorer finds violations on it. So that CI stays green until the fixes
+// land, knownDefects below lists each violation the explorer finds on
+// today's code, by name; the test fails on a violation not in the table
+// (a regression, or a defect nobody knew of: its history is printed step
+// by step, with how to replay it) and on an entry it no longer finds.
+// Whoever fixes a defect deletes its entries: the explorer then proves
+// the fix, for every history within the bound.
+//
+// Bounds: by default every history with at most one perturbation, in
+// every scenario. TRANSFER_EXPLORE_PERTURBATIONS=2 explores every history
+// with two (much longer); TRANSFER_EXPLORE_RANDOM=n adds n random
+// histories per scenario with up to TRANSFER_EXPLORE_DEPTH perturbations
+// (3) from the seed TRANSFER_EXPLORE_SEED (1). Only the default bound is
+// held to the table: a larger one reports what it finds.
+//
+// Replaying: TRANSFER_EXPLORE_REPLAY='<scenario>: <step>; <step>; ...'
+// plays that history with its log (go test -run TestExploreReplay -v
+// ./pkg/transfer/). Every failure prints the line to use.
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// knownDefects are the violations the explorer finds on today's code, by
+// name, with the defect of issue 23 each is an instance of. Delete an
+// entry with the fix that removes it.
+var knownDefects = map[string]string{
+	// Defect 2: the source claim is deleted before anything checks that
+	// the target namespace admits the target claim.
+	"claim-stranded-by-refused-target":                     "issue 23 defect 2: a quota refuses the target claim after the source claim was deleted",
+	"claim-stranded-by-terminating-target-namespace":       "issue 23 defect 2: a terminating target namespace refuses the target claim after the source claim was deleted",
+	"claim-backend-leaked-by-terminating-target-namespace": "issue 23 defect 2: the target namespace, deleted and held terminating once the target claim exists, refuses it again; the volume stays Retain",
+	"snapshot-backend-leaked-by-terminating-target-namespace": "issue 23 defect 2, for a snapshot: the target namespace deleted (held terminating) past the point of no return takes the target snapshot; " +
+		"the transfer is refused re-creating it, both contents stay Retain",
+	// Defect 3: the target name is not reserved before the point of no
+	// return, and NeedsAttention advises deleting the claim that took it.
+	"claim-stranded-by-the-target-of-another-transfer": "issue 23 defect 3: two claim transfers to one target name both pass the point of no return",
+	"claim-stranded-by-taken-target-name":              "issue 23 defect 3: the target name, not reserved, is taken by the target's owner past the point of no return",
+	"claim-advises-deleting-data":                      "issue 23 defect 3: NeedsAttention tells the loser to delete the claim that took the target name, and its data",
+	// Defect 4: a create that gets NotFound (target namespace gone)
+	// counts as done.
+	"claim-stranded-by-gone-target-namespace":          "issue 23 defect 4: the target namespace is gone past the point of no return; the transfer spins on NotFound",
+	"claim-backend-leaked-by-gone-target-namespace":    "issue 23 defect 4: the target claim goes with its namespace; the transfer spins on NotFound, the volume stays Retain",
+	"snapshot-backend-leaked-by-gone-target-namespace": "issue 23 defect 4, for a snapshot: the target snapshot goes with its namespace; the transfer spins on NotFound, the contents stay Retain",
+	// Defect 5: the request and the source deleted together.
+	"claim-handed-over-though-its-request-was-deleted":    "issue 23 defect 5: the request and the source claim deleted together, the claim is handed over",
+	"snapshot-handed-over-though-its-request-was-deleted": "issue 23 defect 5: the request and the source snapshot deleted together, the snapshot is handed over",
+	// Found by the explorer, not in issue 23's list.
+	"claim-handed-over-though-its-accept-was-deleted": "explorer: the accept deleted while the controller takes the point of no return (its accept cache behind); " +
+		"only the request is fenced, by the record's resourceVersion precondition",
+	"snapshot-handed-over-though-its-accept-was-deleted": "explorer: as claim-handed-over-though-its-accept-was-deleted, for a snapshot",
+	"snapshot-names-deleted-data": "explorer: the target snapshot deleted with its namespace after RestoreDeletionPolicy (the backend snapshot goes under Delete); " +
+		"the transfer, not yet Completed, re-creates a target content naming the deleted backend snapshot",
+	"snapshot-stalls-silently-by-refused-target": "explorer, defect 2's snapshot side: a target snapshot refused before the point of no return; " +
+		"the transfer keeps the lock and Retain and says Transferring forever",
+}
+
+func TestExploreTransfers(t *testing.T) {
+	b, held := exploreBound(t)
+	rep := newReport()
+	start := time.Now()
+	for _, sc := range scenarios() {
+		explore(t.Context(), sc, b, rep)
+	}
+	t.Logf("Explored %s: %d histories (%d distinct), %d controller syncs, in %v",
+		b, rep.histories, len(rep.distinct), rep.syncs, time.Since(start).Round(time.Millisecond))
+	for _, name := range rep.names() {
+		f := rep.found[name]
+		if why, known := knownDefects[name]; known {
+			t.Logf("Known violation %s (%s), in histories of %s; the shortest: %s", name, why, f.where(), replayLine(f))
+			continue
+		}
+		if !held {
+			t.Logf("Violation %s, in histories of %s: %s\nthe shortest: %s", name, f.where(), f.detail, replayLine(f))
+			continue
+		}
+		t.Errorf("Violation %s, not in knownDefects, in histories of %s: %s\n%s", name, f.where(), f.detail, replayLog(t, f))
+	}
+	if !held {
+		return
+	}
+	for name, why := range knownDefects {
+		if rep.found[name] == nil {
+			t.Errorf("Known violation %s (%s) is no longer found: delete it from knownDefects", name, why)
+		}
+	}
+}
+
+// TestExploreReplay plays the history TRANSFER_EXPLORE_REPLAY with its
+// log.
+func TestExploreReplay(t *testing.T) {
+	line := os.Getenv("TRANSFER_EXPLORE_REPLAY")
+	if line == "" {
+		t.Skip("TRANSFER_EXPLORE_REPLAY is not set")
+	}
+	name, history, _ := strings.Cut(line, ":")
+	steps, err := parseHistory(history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := replay(t.Context(), strings.TrimSpace(name), steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("History %s:\n%s", line, strings.Join(e.log, "\n"))
+	for name, detail := range e.found {
+		t.Logf("Violation %s: %s", name, detail)
+	}
+}
+
+// exploreBound is the bound from the environment, and whether it is the
+// default one (held to knownDefects).
+func exploreBound(t *testing.T) (bound, bool) {
+	b := bound{perturbations: 1, preemptions: 2, randomPerturbations: 3, seed: 1}
+	held := true
+	for _, v := range []struct {
+		env string
+		to  *int
+	}{
+		{"TRANSFER_EXPLORE_PERTURBATIONS", &b.perturbations},
+		{"TRANSFER_EXPLORE_PREEMPTIONS", &b.preemptions},
+		{"TRANSFER_EXPLORE_RANDOM", &b.random},
+		{"TRANSFER_EXPLORE_DEPTH", &b.randomPerturbations},
+	} {
+		if s := os.Getenv(v.env); s != "" {
+			n, err := strconv.Atoi(s)
+			if err != nil || n < 0 {
+				t.Fatalf("%s=%q is not a count", v.env, s)
+			}
+			*v.to, held = n, false
+		}
+	}
+	if s := os.Getenv("TRANSFER_EXPLORE_SEED"); s != "" {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("TRANSFER_EXPLORE_SEED=%q is not a seed", s)
+		}
+		b.seed, held = n, false
+	}
+	return b, held
+}
+
+// replayLine is how to replay a finding.
+func replayLine(f *finding) string {
+	return "TRANSFER_EXPLORE_REPLAY='" + f.scenario + ": " + historyString(f.history) + "'"
+}
+
+// replayLog is a finding's history played again, step by step.
+func replayLog(t *testing.T, f *finding) string {
+	e, err := replay(t.Context(), f.scenario, f.history)
+	if err != nil {
+		return err.Error()
+	}
+	return "Replay with " + replayLine(f) + " go test -run TestExploreReplay -v ./pkg/transfer/\n" + strings.Join(e.log, "\n")
+}
