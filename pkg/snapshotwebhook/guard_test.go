@@ -247,7 +247,7 @@ func TestGuardedClaimKeepsTheProvisionerItWasHandedTo(t *testing.T) {
 	claim := handedTo(restoreDriver, restoring("prod", "restore", datasource.SnapshotKind, "snap"))
 	claim.Annotations["note"] = "dropped"
 	claim.Labels = map[string]string{"app": "dropped"}
-	obj, err := guardedClaim(claim)
+	obj, err := GuardedClaim(claim)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLis
 	}
 	// The guard never writes a claim back: its cache keeps what the
 	// claim-source decision reads, and the provisioner it was handed to.
-	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(guardedClaim))
+	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(GuardedClaim))
 	claims := factory.Core().V1().PersistentVolumeClaims().Informer()
 	if err := claims.AddIndexers(cache.Indexers{requeue.SourceIndex: requeue.IndexBySource}); err != nil {
 		return nil, nil, err
@@ -72,9 +72,10 @@ func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLis
 	return guard, runners, nil
 }
 
-// guardedClaim trims a claim as cachetrim.ClaimSource does, keeping the
+// GuardedClaim is the transform of the guard's claim cache: a claim
+// trimmed as cachetrim.ClaimSource does, keeping the
 // annotation that names the provisioner it was handed to (GA, else beta).
-func guardedClaim(obj any) (any, error) {
+func GuardedClaim(obj any) (any, error) {
 	claim, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok {
 		return cachetrim.ClaimSource(obj)

@@ -228,7 +228,7 @@ func (d decisions) linkStatus(l *snapv1alpha1.VolumeSnapshotLink, snapshots snap
 // handler, about the deletion of every snapshot as the API server stores
 // it, metadata included.
 func (d decisions) decideGuard(t *testing.T, w metaWorld) {
-	claimIndex, _ := sourceusetest.Caches(t, cached(t, cachetrim.ClaimSource, slices.Concat(w.restores, w.sources)))
+	claimIndex, _ := sourceusetest.Caches(t, cached(t, snapshotwebhook.GuardedClaim, slices.Concat(w.restores, w.sources)))
 	_, volumes := sourceusetest.Caches(t, nil)
 	links := linkcachetest.Links(cached(t, cachetrim.Meta, w.links))
 	guard := &snapshotwebhook.DeleteGuard{Finder: sourceuse.Finder{Claims: claimIndex, Volumes: volumes, VolumeName: volumeName,

@@ -69,7 +69,11 @@ const (
 //     restore: such a claim may hold a source it would not hold as this
 //     driver's, but only what the same claim holds with the gate on, that
 //     is only with a grant from the source's namespace. This is the one
-//     widening accepted.
+//     widening accepted. The webhook's DELETE guard holds a snapshot only
+//     for claims handed to a provisioner, and holds what source protection
+//     holds for them: a claim its owner hands over by hand may keep a
+//     snapshot, again only with a grant (which the snapshot's owner can
+//     revoke; the denial says so).
 //   - the beta storage-class annotation is the claim's class, as
 //     spec.storageClassName (the controller library reads it first). A
 //     clone must use its source's class: choosing it may turn a refusal
@@ -264,9 +268,23 @@ func compare(base, got decisions, decorated metaWorld, decorations []decoration,
 			optedOut[key(c)] = true
 		}
 	}
+	// The snapshots that source protection holds, in the decorated world,
+	// for a claim whose owner chose its provisioner: the DELETE guard
+	// holds what source protection holds (a grant decides), and a claim
+	// its owner hands to a provisioner by hand is one that provisioner
+	// works on, as if the PV controller had handed it.
+	heldByChoice := map[string]bool{}
+	for access, gainer := range got.reach {
+		if _, held, ok := strings.Cut(access, " holds "+snapshotKind+" "); ok && chose[gainer] && strings.HasPrefix(access, accessProtection+": ") {
+			heldByChoice[held] = true
+		}
+	}
 	var problems []string
 	for _, access := range sortedKeys(got.reach) {
 		if _, ok := base.reach[access]; ok {
+			continue
+		}
+		if held, ok := strings.CutPrefix(access, accessWebhook+": keeps "); ok && heldByChoice[held] {
 			continue
 		}
 		// Source protection may judge the claims of other provisioners as
@@ -287,6 +305,9 @@ func compare(base, got decisions, decorated metaWorld, decorations []decoration,
 		}
 	}
 	exempt := map[string]bool{}
+	for held := range heldByChoice {
+		exempt["webhook DELETE "+held] = true
+	}
 	for c := range chose {
 		for _, what := range slices.Concat(base.choices[c], got.choices[c]) {
 			exempt[what] = true
