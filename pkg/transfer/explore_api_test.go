@@ -148,6 +148,8 @@ type world struct {
 	data []*datum
 	now  metav1.Time
 
+	// syncing is the request the controller syncs.
+	syncing string
 	// fault is the controller's fault in the current sync; writes counts
 	// its writes, crashed is set once it crashed.
 	fault   fault
@@ -193,7 +195,8 @@ func (w *world) add(obj runtime.Object) {
 	key := keyOf(obj)
 	w.born[key]++
 	if m.GetUID() == "" {
-		m.SetUID(types.UID(fmt.Sprintf("%s-%s-%d", servedKinds[key.resource].short, key.name, w.born[key])))
+		// Unique, and the same whenever a history is replayed.
+		m.SetUID(types.UID(strings.Join([]string{servedKinds[key.resource].short, key.namespace, key.name, strconv.Itoa(w.born[key])}, "-")))
 	}
 	m.SetCreationTimestamp(w.now)
 	w.store(key, obj)

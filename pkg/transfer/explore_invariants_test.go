@@ -117,23 +117,50 @@ func (w *world) destroy(actor, kind, handle, why string) {
 	}
 }
 
-// release records that a user deletes obj: the data it alone owns is
-// theirs to delete (a snapshot transfer's target and source both own
-// the data until its point of no return: deleting one leaves it to the
-// other).
+// release records that a user deletes obj: the data it owns is theirs to
+// delete, unless another owner remains that is not a transfer's target
+// (before its point of no return a snapshot transfer's target owns the
+// data too, but only the transfer made it).
 func (w *world) release(obj runtime.Object) {
+	uid := metaOf(obj).GetUID()
 	for _, d := range w.data {
-		if owners := w.owners(d); len(owners) == 1 && metaOf(owners[0]).GetUID() == metaOf(obj).GetUID() {
+		owners := w.owners(d)
+		if !slices.ContainsFunc(owners, func(o runtime.Object) bool { return metaOf(o).GetUID() == uid }) {
+			continue
+		}
+		if !slices.ContainsFunc(owners, func(o runtime.Object) bool {
+			return metaOf(o).GetUID() != uid && metaOf(o).GetAnnotations()[plan.RequestAnnotation] == ""
+		}) {
 			d.released = true
 		}
 	}
 }
 
-// checkControllerDelete: no step of the controller deletes data. Every
-// object it deletes holds its data under Retain.
+// checkControllerDelete: no step of the controller deletes data (every
+// object it deletes holds its data under Retain), and it passes a point
+// of no return only with both consents: the request it syncs is not
+// being deleted, and an accept matches it.
 func (w *world) checkControllerDelete(key storeKey) {
+	obj := w.get(key)
+	for _, d := range w.data {
+		if obj == nil || d.sourceUID != metaOf(obj).GetUID() || metaOf(obj).GetDeletionTimestamp() != nil {
+			continue
+		}
+		ns, name, _ := strings.Cut(w.syncing, "/")
+		r, _ := w.get(storeKey{resRequests, ns, name}).(*transferv1alpha1.StorageTransferRequest)
+		if r == nil {
+			continue
+		}
+		c := w.consents()
+		switch {
+		case !c.request[r.UID]:
+			w.violated(d.name()+"-source-deleted-though-its-request-was-deleted", fmt.Sprintf("the controller deletes %s for request %s, which is being deleted", key, w.syncing))
+		case !c.accept[r.UID]:
+			w.violated(d.name()+"-source-deleted-though-its-accept-was-deleted", fmt.Sprintf("the controller deletes %s for request %s, which no accept matches", key, w.syncing))
+		}
+	}
 	var content *snapv1.VolumeSnapshotContent
-	switch obj := w.get(key).(type) {
+	switch obj := obj.(type) {
 	case *snapv1.VolumeSnapshotContent:
 		content = obj
 	case *snapv1.VolumeSnapshot:
@@ -280,19 +307,21 @@ func (w *world) judge(d *datum, lastErr map[string]error) (string, string) {
 		stuck = underWay[0]
 	}
 	switch {
+	case len(owners) == 0 && waitsForPods(stuck):
+		return "", "" // docs/transfer.md: past its point of no return, a claim waits for its pods
 	case len(owners) > 1:
 		return "owned-twice", fmt.Sprintf("the backend %s %s is owned by %s and %s", d.kind, d.handle, keyOf(owners[0]), keyOf(owners[1]))
-	case len(owners) == 0 && d.released && d.policy == string(v1.PersistentVolumeReclaimDelete):
+	case len(owners) == 0 && d.released && d.policy == string(v1.PersistentVolumeReclaimDelete) && slices.ContainsFunc(policies, func(p string) bool { return p != d.policy }):
 		return "backend-leaked" + w.why(stuck, lastErr), fmt.Sprintf("its owner deleted it under Delete, yet the backend %s %s stays, held by %v (policies %v)", d.kind, d.handle, names, policies)
-	case len(owners) == 0 && !d.released && waitsForPods(stuck):
-		return "", "" // docs/transfer.md: past its point of no return, a claim waits for its pods
 	case len(owners) == 0 && !d.released:
 		return "stranded" + w.why(stuck, lastErr), fmt.Sprintf("nothing owns the backend %s %s (held by %v, policies %v)%s", d.kind, d.handle, names, policies, w.said(stuck, lastErr))
 	case len(owners) == 0:
 		return "", ""
 	}
 	owner := metaOf(owners[0])
-	if uid := types.UID(owner.GetAnnotations()[plan.RequestAnnotation]); uid != "" && d.left != nil {
+	// A source the controller deleted was checked then
+	// (checkControllerDelete); one its owner deleted is checked here.
+	if uid := types.UID(owner.GetAnnotations()[plan.RequestAnnotation]); uid != "" && d.left != nil && d.left.by != "controller" {
 		nsUID := metaOf(w.get(storeKey{resNamespaces, "", owner.GetNamespace()})).GetUID()
 		switch {
 		case !d.left.request[uid]:

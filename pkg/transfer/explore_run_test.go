@@ -367,7 +367,7 @@ func (r *runner) sync(s step) []step {
 		r.w.logf("while the controller syncs:")
 		r.makeMove(s.during)
 	}
-	r.w.fault, r.w.writes, r.w.crashed, r.w.fired = s.fault, 0, false, false
+	r.w.syncing, r.w.fault, r.w.writes, r.w.crashed, r.w.fired = key, s.fault, 0, false, false
 	_, err := r.c.syncRequest(r.ctx, key)
 	r.e.syncs++
 	r.lastErr[key] = err

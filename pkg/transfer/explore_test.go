@@ -101,9 +101,9 @@ var knownDefects = map[string]string{
 	"claim-handed-over-though-its-request-was-deleted":    "issue 23 defect 5: the request and the source claim deleted together, the claim is handed over",
 	"snapshot-handed-over-though-its-request-was-deleted": "issue 23 defect 5: the request and the source snapshot deleted together, the snapshot is handed over",
 	// Found by the explorer, not in issue 23's list.
-	"claim-handed-over-though-its-accept-was-deleted": "explorer: the accept deleted while the controller takes the point of no return (its accept cache behind); " +
+	"claim-source-deleted-though-its-accept-was-deleted": "explorer: the accept deleted while the controller takes the point of no return (its accept cache behind); " +
 		"only the request is fenced, by the record's resourceVersion precondition",
-	"snapshot-handed-over-though-its-accept-was-deleted": "explorer: as claim-handed-over-though-its-accept-was-deleted, for a snapshot",
+	"snapshot-source-deleted-though-its-accept-was-deleted": "explorer: as claim-source-deleted-though-its-accept-was-deleted, for a snapshot",
 	"snapshot-names-deleted-data": "explorer: the target snapshot deleted with its namespace after RestoreDeletionPolicy (the backend snapshot goes under Delete); " +
 		"the transfer, not yet Completed, re-creates a target content naming the deleted backend snapshot",
 	"snapshot-stalls-silently-by-refused-target": "explorer, defect 2's snapshot side: a target snapshot refused before the point of no return; " +
