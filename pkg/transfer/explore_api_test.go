@@ -403,6 +403,11 @@ func (w *world) react(action clienttesting.Action) (bool, runtime.Object, error)
 		return w.write(counted, len(a.UpdateOptions.DryRun) > 0, func(dry bool) (runtime.Object, error) {
 			return w.update("controller", a.Object, a.Subresource == "status", dry)
 		})
+	case clienttesting.PatchActionImpl:
+		counted := res != resAccepts || a.Subresource != "status"
+		return w.write(counted, len(a.PatchOptions.DryRun) > 0, func(dry bool) (runtime.Object, error) {
+			return w.patch("controller", storeKey{res, ns, a.Name}, a.PatchType, a.Patch, a.Subresource == "status", dry)
+		})
 	case clienttesting.DeleteActionImpl:
 		return w.write(true, len(a.DeleteOptions.DryRun) > 0, func(dry bool) (runtime.Object, error) {
 			key := storeKey{res, ns, a.Name}

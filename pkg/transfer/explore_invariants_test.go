@@ -242,20 +242,22 @@ func (w *world) owners(d *datum) []runtime.Object {
 	return out
 }
 
-// requestsOf are the requests that transfer d's source, and those that
-// are under way (neither Completed nor Failed).
-func (w *world) requestsOf(d *datum) (all, underWay []*transferv1alpha1.StorageTransferRequest) {
+// underWay are the requests that transfer d's source and have not ended
+// (neither Completed nor Failed).
+func (w *world) underWay(d *datum) []*transferv1alpha1.StorageTransferRequest {
+	var out []*transferv1alpha1.StorageTransferRequest
 	for _, obj := range w.list(resRequests, d.source.namespace) {
 		r := obj.(*transferv1alpha1.StorageTransferRequest)
-		if r.Spec.Source.Name != d.source.name || targetResource(r) != d.source.resource {
-			continue
-		}
-		all = append(all, r)
-		if r.Status.Phase != transferv1alpha1.PhaseCompleted && r.Status.Phase != transferv1alpha1.PhaseFailed {
-			underWay = append(underWay, r)
+		if r.Spec.Source.Name == d.source.name && targetResource(r) == d.source.resource && !ended(r) {
+			out = append(out, r)
 		}
 	}
-	return all, underWay
+	return out
+}
+
+// ended reports whether r's transfer has ended.
+func ended(r *transferv1alpha1.StorageTransferRequest) bool {
+	return r.Status.Phase == transferv1alpha1.PhaseCompleted || r.Status.Phase == transferv1alpha1.PhaseFailed
 }
 
 // targetResource is the resource a request transfers.
@@ -273,7 +275,7 @@ func (w *world) checkQuiescent(lastErr map[string]error) {
 	for _, d := range w.data {
 		if name, detail := w.judge(d, lastErr); name != "" {
 			w.violated(d.name()+"-"+name, detail)
-			_, underWay := w.requestsOf(d)
+			underWay := w.underWay(d)
 			for _, r := range underWay {
 				judged[r.UID] = true
 			}
@@ -301,7 +303,7 @@ func (w *world) judge(d *datum, lastErr map[string]error) (string, string) {
 		return "", "" // destroyed is told when it happens
 	}
 	owners := w.owners(d)
-	_, underWay := w.requestsOf(d)
+	underWay := w.underWay(d)
 	var stuck *transferv1alpha1.StorageTransferRequest
 	if len(underWay) > 0 {
 		stuck = underWay[0]
@@ -360,7 +362,7 @@ var movingReasons = []string{plan.ReasonTransferring, plan.ReasonWaitingForTarge
 // checkSaysSo: a transfer at rest that has not ended says why in its
 // Transferred condition, and never advises deleting data.
 func (w *world) checkSaysSo(r *transferv1alpha1.StorageTransferRequest, lastErr map[string]error) {
-	if r.Status.Phase == transferv1alpha1.PhaseCompleted || r.Status.Phase == transferv1alpha1.PhaseFailed {
+	if ended(r) {
 		return
 	}
 	cond := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionTransferred)
@@ -446,7 +448,7 @@ func (w *world) checkLeftBehind() {
 	underWay := map[string]bool{}
 	for _, obj := range w.list(resRequests, "") {
 		r := obj.(*transferv1alpha1.StorageTransferRequest)
-		if r.Status.Phase != transferv1alpha1.PhaseCompleted && r.Status.Phase != transferv1alpha1.PhaseFailed {
+		if !ended(r) {
 			underWay[string(r.UID)] = true
 		}
 	}

@@ -8,8 +8,8 @@ package transfer
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -25,90 +25,6 @@ import (
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
 )
-
-// step is one step of a history: a move of the outside world, or a sync
-// of the controller (by default the default schedule's, with fresh
-// caches, after the other controllers have acted, without fault).
-type step struct {
-	// move is the name of a move; empty for a sync.
-	move string
-	// request is the request synced when not the default schedule's (a
-	// preemption: the other request runs from now on).
-	request string
-	// stale is the resource whose cache is one sync behind.
-	stale string
-	// early: the sync comes before the other controllers act.
-	early bool
-	// during is a move made while the sync runs: after the caches were
-	// filled, before the sync's first write.
-	during string
-	fault  fault
-}
-
-func (s step) String() string {
-	if s.move != "" {
-		return "move " + s.move
-	}
-	parts := []string{"sync"}
-	if s.request != "" {
-		parts = append(parts, "request="+s.request)
-	}
-	if s.stale != "" {
-		parts = append(parts, "stale="+s.stale)
-	}
-	if s.early {
-		parts = append(parts, "before-others")
-	}
-	if s.during != "" {
-		parts = append(parts, "during="+s.during)
-	}
-	if s.fault.kind != faultNone {
-		parts = append(parts, s.fault.kind+"="+strconv.Itoa(s.fault.at))
-	}
-	return strings.Join(parts, " ")
-}
-
-// parseStep reads a step as String writes it.
-func parseStep(s string) (step, error) {
-	s = strings.TrimSpace(s)
-	if name, ok := strings.CutPrefix(s, "move "); ok {
-		return step{move: name}, nil
-	}
-	fields := strings.Fields(s)
-	if len(fields) == 0 || fields[0] != "sync" {
-		return step{}, fmt.Errorf("step %q is neither \"move <name>\" nor \"sync [options]\"", s)
-	}
-	var st step
-	for _, f := range fields[1:] {
-		k, v, _ := strings.Cut(f, "=")
-		switch k {
-		case "request":
-			st.request = v
-		case "stale":
-			st.stale = v
-		case "before-others":
-			st.early = true
-		case "during":
-			st.during = v
-		case faultCrash, faultLost, faultConflict:
-			at, err := strconv.Atoi(v)
-			if err != nil {
-				return step{}, fmt.Errorf("step %q: %w", s, err)
-			}
-			st.fault = fault{kind: k, at: at}
-		default:
-			return step{}, fmt.Errorf("step %q: unknown option %q", s, f)
-		}
-	}
-	return st, nil
-}
-
-// offer is what the explorer may do at a point of a history instead of
-// its default sync: the history's steps up to index, then one of steps.
-type offer struct {
-	index int
-	steps []step
-}
 
 // execution is a history played to rest: its steps (the prefix asked
 // for, then the default schedule's), the offers of its default part, the
@@ -173,6 +89,7 @@ type runner struct {
 }
 
 func newRunner(ctx context.Context, sc *scenario) *runner {
+	checkEveryCacheIsFilled()
 	r := &runner{sc: sc, ctx: klog.NewContext(ctx, klog.Logger{}),
 		kube: kubefake.NewClientset(), snap: snapfake.NewSimpleClientset(), api: fake.NewSimpleClientset()}
 	react := func(a clienttesting.Action) (bool, runtime.Object, error) { return r.w.react(a) }
@@ -213,17 +130,30 @@ func (r *runner) restart() {
 	r.c, r.cached = c, map[string][]any{}
 }
 
-// informers are the controller's caches, by resource.
-func (r *runner) informers() []struct {
+// filledCache is one of the controller's informer caches the explorer
+// fills, and the resource it holds.
+type filledCache struct {
 	res string
 	inf cache.SharedIndexInformer
-} {
-	return []struct {
-		res string
-		inf cache.SharedIndexInformer
-	}{
+}
+
+// informers are the controller's caches, by resource.
+func (r *runner) informers() []filledCache {
+	return []filledCache{
 		{resRequests, r.c.requests}, {resAccepts, r.c.accepts}, {resSnapshots, r.c.snapshots}, {resContents, r.c.contents},
 		{resClaims, r.c.claims}, {resVolumes, r.c.volumes}, {resPods, r.c.pods},
+	}
+}
+
+// checkEveryCacheIsFilled fails loudly when the Controller has an informer
+// cache that informers does not list (it would stay empty).
+func checkEveryCacheIsFilled() {
+	known := map[string]bool{"requests": true, "accepts": true, "snapshots": true, "contents": true, "claims": true, "volumes": true, "pods": true}
+	t := reflect.TypeFor[Controller]()
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Type == reflect.TypeFor[cache.SharedIndexInformer]() && !known[f.Name] {
+			panic("Controller." + f.Name + " is a cache the explorer does not fill: add it to runner.informers (explore_run_test.go)")
+		}
 	}
 }
 

@@ -68,7 +68,7 @@ func (w *world) addDatum(kind, handle, policy string, objs ...runtime.Object) {
 // content (Delete) of the backend snapshot handle.
 func (w *world) addSnapshot(namespace, name, handle string) {
 	content := "snapcontent-" + handle
-	uid := types.UID("uid-" + namespace + "-" + name)
+	uid := types.UID(namespace + "-" + name + "-" + handle)
 	w.addDatum(dataSnapshot, handle, string(snapv1.VolumeSnapshotContentDelete),
 		&snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: uid, Finalizers: []string{snapshotBoundFinalizer}},
 			Spec:   snapv1.VolumeSnapshotSpec{VolumeSnapshotClassName: ptr.To("csi-snapclass"), Source: snapv1.VolumeSnapshotSource{PersistentVolumeClaimName: ptr.To("data")}},
@@ -83,7 +83,7 @@ func (w *world) addSnapshot(namespace, name, handle string) {
 // backend volume handle.
 func (w *world) addClaim(namespace, name, handle string) {
 	pv := "pv-" + handle
-	uid := types.UID("uid-" + namespace + "-" + name)
+	uid := types.UID(namespace + "-" + name + "-" + handle)
 	w.addDatum(dataVolume, handle, string(v1.PersistentVolumeReclaimDelete),
 		&v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: namespace, UID: uid, Finalizers: []string{pvcProtectionFinalizer}},
 			Spec: v1.PersistentVolumeClaimSpec{VolumeName: pv, StorageClassName: ptr.To("csi"), AccessModes: []v1.PersistentVolumeAccessMode{v1.ReadWriteOnce},
@@ -161,7 +161,7 @@ func newScenario(name, kind string, build func(w *world)) *scenario {
 		sc.moves = append(sc.moves, deleteMove("delete-accept:"+keyOf(obj).namespace+"/"+keyOf(obj).name, keyOf(obj)))
 	}
 	for _, d := range w.data {
-		sc.moves = append(sc.moves, deleteMove("delete-source:"+d.source.name, d.source))
+		sc.moves = append(sc.moves, deleteMove("delete-source:"+d.source.name, d.source), recreateMove(d))
 		if kind == transferv1alpha1.KindPersistentVolumeClaim {
 			sc.moves = append(sc.moves, podMoves(d.source)...)
 		}
@@ -187,6 +187,21 @@ func deleteMove(name string, keys ...storeKey) move {
 				w.release(w.get(k))
 				_ = w.del("user", k, nil, false)
 			}
+		}}
+}
+
+// recreateMove is a user creating a new source of the same name, on new
+// data, once the source is gone.
+func recreateMove(d *datum) move {
+	return move{name: "recreate-source:" + d.source.name,
+		can: func(w *world) bool { return w.get(d.source) == nil && w.datum(d.kind, d.handle+"-new") == nil },
+		do: func(w *world) {
+			if d.kind == dataVolume {
+				w.addClaim(d.source.namespace, d.source.name, d.handle+"-new")
+			} else {
+				w.addSnapshot(d.source.namespace, d.source.name, d.handle+"-new")
+			}
+			w.logf("user creates %s again, on new data", d.source)
 		}}
 }
 

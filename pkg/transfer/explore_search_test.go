@@ -91,32 +91,6 @@ func (rep *report) names() []string {
 	return out
 }
 
-// historyString writes a history so that parseHistory reads it back; a
-// history's trailing default syncs are left out (the default schedule
-// plays them).
-func historyString(steps []step) string {
-	var parts []string
-	for _, s := range steps {
-		parts = append(parts, s.String())
-	}
-	return strings.Join(parts, "; ")
-}
-
-func parseHistory(s string) ([]step, error) {
-	var out []step
-	for _, part := range strings.Split(s, ";") {
-		if strings.TrimSpace(part) == "" {
-			continue
-		}
-		st, err := parseStep(part)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, st)
-	}
-	return out, nil
-}
-
 // explore plays every history of sc within b into rep.
 func explore(ctx context.Context, sc *scenario, b bound, rep *report) {
 	r := newRunner(ctx, sc)
