@@ -27,6 +27,8 @@
 # serving pair's validity (default 365), CA_DAYS the CA's (default 3650).
 # EXTRA_SANS adds subjectAltName entries, e.g. IP:127.0.0.1.
 set -euo pipefail
+# Keys are written for their owner only.
+umask 077
 
 namespace=${1:-default}
 service=snapshot-validation-webhook
@@ -46,11 +48,18 @@ fi
 kubectl_mode() { [[ -z "${NO_KUBECTL:-}" ]]; }
 
 # The CA: OUT_DIR's, else the CA Secret's, else (or with ROTATE_CA) a new one.
+# A Secret that cannot be read (other than NotFound) stops the script: a
+# new CA would replace a CA the replicas' pairs may still be issued by.
 new_ca=
 if [[ -n "${ROTATE_CA:-}" ]] || [[ ! -s "$dir/ca.crt" || ! -s "$dir/ca.key" ]]; then
-	if [[ -z "${ROTATE_CA:-}" ]] && kubectl_mode && kubectl -n "$namespace" get secret "$ca_secret" >/dev/null 2>&1; then
-		kubectl -n "$namespace" get secret "$ca_secret" -o jsonpath='{.data.ca\.crt}' | base64 -d > "$dir/ca.crt"
-		kubectl -n "$namespace" get secret "$ca_secret" -o jsonpath='{.data.ca\.key}' | base64 -d > "$dir/ca.key"
+	if [[ -z "${ROTATE_CA:-}" ]] && kubectl_mode && crt=$(kubectl -n "$namespace" get secret "$ca_secret" -o jsonpath='{.data.ca\.crt}' 2>"$dir/err"); then
+		key=$(kubectl -n "$namespace" get secret "$ca_secret" -o jsonpath='{.data.ca\.key}')
+		base64 -d <<<"$crt" > "$dir/ca.crt"
+		base64 -d <<<"$key" > "$dir/ca.key"
+	elif [[ -z "${ROTATE_CA:-}" ]] && kubectl_mode && ! grep -q NotFound "$dir/err"; then
+		cat "$dir/err" >&2
+		echo "Cannot read Secret $namespace/$ca_secret; nothing was changed" >&2
+		exit 1
 	else
 		openssl req -x509 -newkey rsa:2048 -nodes -days "$ca_days" -subj "/CN=${service}-ca-$(date +%s)" \
 			-keyout "$dir/ca.key" -out "$dir/ca.crt" 2>/dev/null
@@ -80,20 +89,30 @@ if [[ -n "$new_ca" ]]; then
 	kubectl -n "$namespace" create secret generic "$ca_secret" --from-file=ca.crt="$dir/ca.crt" --from-file=ca.key="$dir/ca.key" \
 		--dry-run=client -o yaml | kubectl apply -f -
 fi
-# The caBundle first: the CA, and with ROTATE_CA also what it trusted so
-# far, so that the pair served until the new one is loaded still verifies.
-cp "$dir/ca.crt" "$dir/bundle.crt"
-if [[ -n "${ROTATE_CA:-}" ]]; then
-	kubectl get validatingwebhookconfiguration "$configuration" -o jsonpath='{.webhooks[0].clientConfig.caBundle}' | base64 -d >> "$dir/bundle.crt" || true
+# The caBundle first. With a new CA (the first run, an install from before
+# the CA was kept, ROTATE_CA), also what it trusted so far: the replicas
+# serve their current pair until the kubelet swaps the Secret volume. A
+# run that reuses the CA trusts it alone, dropping a CA rotated out.
+if kubectl get validatingwebhookconfiguration "$configuration" -o name >/dev/null 2>"$dir/err"; then
+	cp "$dir/ca.crt" "$dir/bundle.crt"
+	if [[ -n "$new_ca" ]]; then
+		old=$(kubectl get validatingwebhookconfiguration "$configuration" -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
+		base64 -d <<<"$old" >> "$dir/bundle.crt"
+	fi
+	bundle=$(base64 < "$dir/bundle.crt" | tr -d '\n')
+	# Every entry: deploy/overlays/webhook-guard adds a second one.
+	entries=$(kubectl get validatingwebhookconfiguration "$configuration" -o jsonpath='{range .webhooks[*]}{.name}{"\n"}{end}' | wc -l)
+	ops=()
+	for ((i = 0; i < entries; i++)); do
+		ops+=("{\"op\": \"add\", \"path\": \"/webhooks/$i/clientConfig/caBundle\", \"value\": \"$bundle\"}")
+	done
+	kubectl patch validatingwebhookconfiguration "$configuration" --type=json -p="[$(IFS=,; echo "${ops[*]}")]"
+elif grep -q NotFound "$dir/err"; then
+	echo "ValidatingWebhookConfiguration $configuration does not exist yet: run this again after kubectl apply -k deploy/webhook to set its caBundle"
+else
+	cat "$dir/err" >&2
+	exit 1
 fi
-bundle=$(base64 < "$dir/bundle.crt" | tr -d '\n')
-# Every entry: deploy/overlays/webhook-guard adds a second one.
-entries=$(kubectl get validatingwebhookconfiguration "$configuration" -o jsonpath='{range .webhooks[*]}{.name}{"\n"}{end}' | wc -l)
-ops=()
-for ((i = 0; i < entries; i++)); do
-	ops+=("{\"op\": \"add\", \"path\": \"/webhooks/$i/clientConfig/caBundle\", \"value\": \"$bundle\"}")
-done
-kubectl patch validatingwebhookconfiguration "$configuration" --type=json -p="[$(IFS=,; echo "${ops[*]}")]"
 kubectl -n "$namespace" create secret tls "$secret" --cert="$dir/tls.crt" --key="$dir/tls.key" \
 	--dry-run=client -o yaml | kubectl apply -f -
 echo "Secret $namespace/$secret and the caBundle of $configuration are set (CA in Secret $namespace/$ca_secret)"

@@ -25,8 +25,9 @@ const ReasonMultipleDefaultClasses = "MultipleDefaultClasses"
 // admitted before either cache shows the other. The snapshot-controller
 // then fails every snapshot of that driver that names no class. The
 // reporter sees the conflict in the cache once it is there: a Warning
-// event on each class in it, once per conflict, and the gauge of
-// conflicting drivers.
+// event on each class in it, once per conflict (from each replica, and
+// again after a restart: what was told is kept in memory), and the gauge
+// of conflicting drivers.
 type conflictReporter struct {
 	kind  snapshotvalidation.ClassKind
 	ref   func(name string) *v1.ObjectReference

@@ -9,8 +9,11 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
@@ -41,15 +44,15 @@ const (
 // provisioned from it (sourceuse, the provisioner's own answer); it never
 // denies otherwise, nor when a cache cannot answer.
 //
-// Only a claim handed to a provisioner holds the snapshot: the PV
+// Only a claim a provisioner works on holds the snapshot: the PV
 // controller annotates it (volume.kubernetes.io/storage-provisioner) once
 // its StorageClass exists, names an external provisioner and, with
-// WaitForFirstConsumer, a node was selected. With the snapshot's
-// VolumeSnapshotClass in the cache, the annotation must name the class's
-// driver, the only one that can restore it. A claim of a missing class,
-// another driver's class, or one that waits for a consumer never holds it.
-// A claim its owner annotated by hand is provisioned for real, and holds
-// no longer than its restore. The snapshot's owner can always end a hold
+// WaitForFirstConsumer, a node was selected, and the guard checks the same
+// of the claim as it is (worksOn), as the owner may write the annotation
+// by hand. With the snapshot's VolumeSnapshotClass in the cache, the
+// annotation must name the class's driver, the only one that can restore
+// it. A claim of a missing class, another driver's class, or one that
+// waits for a consumer never holds it. The snapshot's owner can always end a hold
 // from other namespaces by revoking the ReferenceGrant that allows it; the
 // denial says so.
 type DeleteGuard struct {
@@ -60,6 +63,9 @@ type DeleteGuard struct {
 	// SnapshotClasses lists the VolumeSnapshotClasses, for the driver of
 	// a snapshot; nil, or unreadable, any provisioner may restore it.
 	SnapshotClasses ClassLister
+	// StorageClasses are the claims' classes (worksOn); nil takes a
+	// claim's provisioner annotation at its word.
+	StorageClasses storagelisters.StorageClassLister
 }
 
 // guardVerdict is the guard's decision on one snapshot.
@@ -109,7 +115,7 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 		if err != nil {
 			v.undecided = fmt.Sprintf("cannot read the VolumeSnapshotLinks: %v", err)
 		}
-		claims, undecided := unseenRestores(snap, v.driver, uses)
+		claims, undecided := g.unseenRestores(snap, v.driver, uses)
 		v.claims = append(v.claims, claims...)
 		if undecided != "" {
 			v.undecided = undecided
@@ -124,10 +130,10 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 // snap by driver ("" any) without the snapshot-controller waiting for
 // them, and why others may be as well when their grant or link cannot be
 // read.
-func unseenRestores(snap *snapv1.VolumeSnapshot, driver string, uses []sourceuse.Use) (claims []string, undecided string) {
+func (g *DeleteGuard) unseenRestores(snap *snapv1.VolumeSnapshot, driver string, uses []sourceuse.Use) (claims []string, undecided string) {
 	for _, u := range uses {
 		handedTo := claimsource.ProvisionerOf(u.Claim)
-		if seenBySnapshotController(u.Claim, snap) || handedTo == "" || (driver != "" && handedTo != driver) {
+		if seenBySnapshotController(u.Claim, snap) || handedTo == "" || (driver != "" && handedTo != driver) || !g.worksOn(u.Claim, handedTo) {
 			continue
 		}
 		switch {
@@ -139,6 +145,36 @@ func unseenRestores(snap *snapv1.VolumeSnapshot, driver string, uses []sourceuse
 	}
 	return claims, undecided
 }
+
+// worksOn reports whether provisioner, which claim's annotation names,
+// works on it, as the controller library decides (shouldProvision): its
+// StorageClass exists and names that provisioner, and with
+// WaitForFirstConsumer a node was selected. The annotation alone is the
+// claim's owner's to write; a claim of a missing class, another
+// provisioner's class, or one waiting for a consumer is never provisioned,
+// whatever it says. Without a class cache, as before it, the annotation
+// is taken at its word.
+func (g *DeleteGuard) worksOn(claim *v1.PersistentVolumeClaim, provisioner string) bool {
+	if g.StorageClasses == nil {
+		return true
+	}
+	name := ptr.Deref(claim.Spec.StorageClassName, "")
+	if beta, ok := claim.Annotations[v1.BetaStorageClassAnnotation]; ok {
+		name = beta // read first, as the controller library does
+	}
+	class, err := g.StorageClasses.Get(name)
+	switch {
+	case err != nil || class.Provisioner != provisioner:
+		return false
+	case class.VolumeBindingMode != nil && *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer:
+		return claim.Annotations[annSelectedNode] != ""
+	}
+	return true
+}
+
+// annSelectedNode is the scheduler's choice of node for a claim of a
+// WaitForFirstConsumer class.
+const annSelectedNode = "volume.kubernetes.io/selected-node"
 
 // seenBySnapshotController reports whether the snapshot-controller waits
 // for claim before it deletes snap's content: a claim in snap's namespace

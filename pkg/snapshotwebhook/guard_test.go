@@ -13,9 +13,12 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	admissionv1 "k8s.io/api/admission/v1"
 	v1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	storagelisters "k8s.io/client-go/listers/storage/v1"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 
 	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
@@ -53,7 +56,7 @@ func restoring(namespace, name, kind, source string) *v1.PersistentVolumeClaim {
 	}
 	claim := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, UID: types.UID(name + "-uid"),
 		Annotations: map[string]string{claimsource.AnnStorageProvisioner: restoreDriver}},
-		Spec: v1.PersistentVolumeClaimSpec{DataSourceRef: ref}}
+		Spec: v1.PersistentVolumeClaimSpec{DataSourceRef: ref, StorageClassName: ptr.To("fast")}}
 	if ref.Namespace == nil {
 		claim.Spec.DataSource = &v1.TypedLocalObjectReference{APIGroup: &group, Kind: kind, Name: source}
 	}
@@ -71,6 +74,12 @@ func handedTo(provisioner string, claim *v1.PersistentVolumeClaim) *v1.Persisten
 	if provisioner != "" {
 		claim.Annotations[claimsource.AnnBetaStorageProvisioner] = provisioner
 	}
+	return claim
+}
+
+// inClass is the claim in StorageClass class.
+func inClass(class string, claim *v1.PersistentVolumeClaim) *v1.PersistentVolumeClaim {
+	claim.Spec.StorageClassName = &class
 	return claim
 }
 
@@ -104,8 +113,28 @@ func guardOf(t *testing.T, grants claimsource.GrantChecker, ls linkcachetest.Lin
 	return &DeleteGuard{
 		Finder: sourceuse.Finder{Claims: claimIndex, Links: ls, Volumes: pvs, VolumeName: volumeName,
 			Policy: claimsource.Policy{CrossNamespace: true, Grants: grants, SnapshotLinks: true, Links: ls}},
-		Synced: []cache.InformerSynced{func() bool { return synced }},
+		Synced:         []cache.InformerSynced{func() bool { return synced }},
+		StorageClasses: storageClasses(t),
 	}
+}
+
+// The StorageClasses of the guard's tests: fast (restoreDriver's, immediate
+// binding, the class of the claims of restoring), wffc (restoreDriver's,
+// WaitForFirstConsumer) and other (another driver's).
+func storageClasses(t *testing.T) storagelisters.StorageClassLister {
+	t.Helper()
+	indexer := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	for _, c := range []*storagev1.StorageClass{
+		{ObjectMeta: metav1.ObjectMeta{Name: "fast"}, Provisioner: restoreDriver},
+		{ObjectMeta: metav1.ObjectMeta{Name: "wffc"}, Provisioner: restoreDriver, VolumeBindingMode: &wffc},
+		{ObjectMeta: metav1.ObjectMeta{Name: "other"}, Provisioner: "other.csi.example.com"},
+	} {
+		if err := indexer.Add(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return storagelisters.NewStorageClassLister(indexer)
 }
 
 // setAs sets g's policy as sidecars with or without the cross-namespace
@@ -177,7 +206,7 @@ func TestDeleteGuard(t *testing.T) {
 			guard: withClasses(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{handedTo("other.csi.example.com", restoring("prod", "restore", datasource.SnapshotKind, "snap"))})),
 			snap:  snapshot(fromClaim("data"), withFinalizer(datasource.SnapshotFinalizer), ofClass("csi-snapclass"))},
 		"a claim handed to any driver holds a snapshot whose class is unknown": {
-			guard:  withClasses(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{handedTo("other.csi.example.com", restoring("prod", "restore", datasource.SnapshotKind, "snap"))})),
+			guard:  withClasses(guardOf(t, granted, nil, true, []*v1.PersistentVolumeClaim{inClass("other", handedTo("other.csi.example.com", restoring("prod", "restore", datasource.SnapshotKind, "snap")))})),
 			snap:   snapshot(fromClaim("data"), withFinalizer(datasource.SnapshotFinalizer), ofClass("gone")),
 			denied: []string{"prod/restore"}, reason: reasonCrossNamespaceRestore},
 		"unreadable grants allow, counted": {

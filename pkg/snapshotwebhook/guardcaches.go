@@ -48,12 +48,15 @@ func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLis
 	}
 	volumes := factory.Core().V1().PersistentVolumes()
 	volumes.Informer()
+	classes := factory.Storage().V1().StorageClasses()
+	classes.Informer()
 	grants := referencegrant.NewChecker(referencegrant.Config{Client: gateway, Discovery: gateway.Discovery()})
 	guard := &DeleteGuard{
 		Finder: sourceuse.Finder{Claims: claims.GetIndexer(), Volumes: volumes.Lister(), VolumeName: volumeName,
 			Policy: claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants}},
-		Synced:          []cache.InformerSynced{claims.HasSynced, volumes.Informer().HasSynced},
+		Synced:          []cache.InformerSynced{claims.HasSynced, volumes.Informer().HasSynced, classes.Informer().HasSynced},
 		SnapshotClasses: snapshotClasses,
+		StorageClasses:  classes.Lister(),
 	}
 	runners := []func(context.Context){grants.Run, func(ctx context.Context) {
 		factory.Start(ctx.Done())
@@ -73,19 +76,33 @@ func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLis
 }
 
 // GuardedClaim is the transform of the guard's claim cache: a claim
-// trimmed as cachetrim.ClaimSource does, keeping the
-// annotation that names the provisioner it was handed to (GA, else beta).
+// trimmed as cachetrim.ClaimSource does, keeping what tells whether a
+// provisioner works on it (DeleteGuard.worksOn): the annotation naming the
+// provisioner it was handed to (GA, else beta, kept as GA), its class
+// (spec.storageClassName and the beta annotation) and its selected node.
 func GuardedClaim(obj any) (any, error) {
 	claim, ok := obj.(*v1.PersistentVolumeClaim)
 	if !ok {
 		return cachetrim.ClaimSource(obj)
 	}
-	handedTo := claimsource.ProvisionerOf(claim)
+	handedTo, class := claimsource.ProvisionerOf(claim), claim.Spec.StorageClassName
+	kept := map[string]string{}
+	if handedTo != "" {
+		kept[claimsource.AnnStorageProvisioner] = handedTo
+	}
+	for _, k := range []string{v1.BetaStorageClassAnnotation, annSelectedNode} {
+		if v, ok := claim.Annotations[k]; ok {
+			kept[k] = v
+		}
+	}
 	trimmed, err := cachetrim.ClaimSource(claim)
-	if err != nil || handedTo == "" {
+	if err != nil {
 		return trimmed, err
 	}
 	claim = trimmed.(*v1.PersistentVolumeClaim)
-	claim.Annotations = map[string]string{claimsource.AnnStorageProvisioner: handedTo}
+	claim.Spec.StorageClassName = class
+	if len(kept) > 0 {
+		claim.Annotations = kept
+	}
 	return claim, nil
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/scheme"
@@ -60,10 +62,20 @@ type notices struct {
 
 	mu   sync.Mutex
 	told map[types.UID]uint64
+	// unsure are the events whose write failed, by claim: the API server
+	// may have stored one whose answer was lost, so the retry of the same
+	// state writes the same name, and an AlreadyExists is the event stored.
+	unsure map[types.UID]attempt
+}
+
+// attempt is an event write of a state under a name.
+type attempt struct {
+	state uint64
+	name  string
 }
 
 func newNotices(events typedcorev1.EventsGetter, metrics *Metrics) *notices {
-	return &notices{events: events, metrics: metrics, told: map[types.UID]uint64{}}
+	return &notices{events: events, metrics: metrics, told: map[types.UID]uint64{}, unsure: map[types.UID]attempt{}}
 }
 
 // tell writes out's Warning on claim unless the claim was last told the
@@ -73,6 +85,10 @@ func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out
 	state := stateOf(out)
 	n.mu.Lock()
 	last, ok := n.told[claim.UID]
+	name := util.GenerateEventName(claim.Name, time.Now().UnixNano())
+	if a, retry := n.unsure[claim.UID]; retry && a.state == state {
+		name = a.name
+	}
 	n.mu.Unlock()
 	if ok && last == state {
 		return nil
@@ -82,11 +98,15 @@ func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out
 		keysAndValues = append(keysAndValues, "cause", out.Cause)
 	}
 	klog.FromContext(ctx).V(2).Info("Telling the claim", keysAndValues...)
-	if err := n.write(ctx, claim, out); err != nil {
+	if err := n.write(ctx, claim, out, name); err != nil && !apierrors.IsAlreadyExists(err) {
+		n.mu.Lock()
+		n.unsure[claim.UID] = attempt{state: state, name: name}
+		n.mu.Unlock()
 		return fmt.Errorf("writing the %s event on the claim: %w", out.Reason, err)
 	}
 	n.mu.Lock()
 	n.told[claim.UID] = state
+	delete(n.unsure, claim.UID)
 	n.mu.Unlock()
 	n.metrics.emitted(out.Reason)
 	return nil
@@ -95,14 +115,14 @@ func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out
 // write creates out's Warning event on claim, as client-go's event
 // recorder makes it (record.EventRecorder), with the validator as its
 // source.
-func (n *notices) write(ctx context.Context, claim *v1.PersistentVolumeClaim, out Outcome) error {
+func (n *notices) write(ctx context.Context, claim *v1.PersistentVolumeClaim, out Outcome, name string) error {
 	ref, err := reference.GetReference(scheme.Scheme, claim)
 	if err != nil {
 		return err
 	}
 	now := metav1.Now()
 	event := &v1.Event{
-		ObjectMeta:     metav1.ObjectMeta{Name: util.GenerateEventName(claim.Name, now.UnixNano()), Namespace: claim.Namespace},
+		ObjectMeta:     metav1.ObjectMeta{Name: name, Namespace: claim.Namespace},
 		InvolvedObject: *ref,
 		Type:           v1.EventTypeWarning,
 		Reason:         out.Reason,
@@ -123,6 +143,7 @@ func (n *notices) forget(uid types.UID) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	delete(n.told, uid)
+	delete(n.unsure, uid)
 }
 
 // stateOf is the hash of what a claim is told.

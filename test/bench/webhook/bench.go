@@ -43,7 +43,7 @@ func measure(ctx context.Context, o options) ([]step, error) {
 	if err != nil {
 		return nil, err
 	}
-	env, wh, ca, err := start(ctx, root, o.work)
+	env, wh, ca, err := start(ctx, root, o.work, o.webhookArgs)
 	if env != nil {
 		defer env.Stop()
 	}
@@ -109,7 +109,7 @@ func measure(ctx context.Context, o options) ([]step, error) {
 // start brings up the local control plane with the snapshot CRDs (as the
 // e2e tests do) and the webhook binary serving a certificate of a CA made
 // here. The returned Env, if not nil, must be stopped.
-func start(ctx context.Context, root, work string) (*localenv.Env, *localenv.SnapshotWebhook, *servingcerts.CA, error) {
+func start(ctx context.Context, root, work string, webhookArgs []string) (*localenv.Env, *localenv.SnapshotWebhook, *servingcerts.CA, error) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, nil, nil, err
 	}
@@ -138,7 +138,7 @@ func start(ctx context.Context, root, work string) (*localenv.Env, *localenv.Sna
 		return env, nil, nil, err
 	}
 	logf("  snapshot-validation-webhook")
-	wh, err := env.StartSnapshotWebhook(ctx, "snapshot-validation-webhook", certs.CertFile(), certs.KeyFile(), "--v=2")
+	wh, err := env.StartSnapshotWebhook(ctx, "snapshot-validation-webhook", certs.CertFile(), certs.KeyFile(), append([]string{"--v=2"}, webhookArgs...)...)
 	return env, wh, ca, err
 }
 

@@ -27,6 +27,8 @@ type options struct {
 	workers  int
 	out      string
 	work     string
+	// webhookArgs are more arguments of the webhook, e.g. --enable-http2.
+	webhookArgs []string
 }
 
 func main() {
@@ -44,7 +46,9 @@ func run() error {
 	flag.StringVar(&o.out, "out", "", "also write the table to this file")
 	flag.StringVar(&o.work, "work", "", "directory for the cluster's state and logs (default: a temporary one)")
 	smoke := flag.Bool("smoke", false, "a quick check: 2s at 20/s")
+	webhookArgs := flag.String("webhook-args", "", "more arguments of the webhook, space-separated (e.g. --enable-http2)")
 	flag.Parse()
+	o.webhookArgs = strings.Fields(*webhookArgs)
 	if *smoke {
 		*rates, o.duration = "20", 2*time.Second
 	}
