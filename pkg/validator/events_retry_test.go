@@ -26,7 +26,7 @@ var eventsResource = schema.GroupResource{Resource: "events"}
 // reset, a 504 from a proxy). The write returns an error, the claim is
 // not counted as told and is decided again: a second event with the same
 // reason and message, because each write has a new time-based name, so
-// the retry cannot be recognised (AlreadyExists) as the same event. The
+// the retry cannot be recognized (AlreadyExists) as the same event. The
 // README promises "each claim is told once per state".
 func TestAnEventStoredButNotAcknowledgedIsNotWrittenTwice(t *testing.T) {
 	e := startEnv(t)
@@ -96,7 +96,7 @@ func TestEventsRefusedThenAllowed(t *testing.T) {
 
 // TestARefusedNamespaceDelaysOthersOnlyByWhatIsAheadOfThem: the
 // workers write the events themselves, through the events client's rate
-// limiter (modelled here: each write, refused or not, takes 10 ms, one
+// limiter (modeled here: each write, refused or not, takes 10 ms, one
 // worker). 100 claims of a namespace whose events are refused keep
 // coming back after their backoff; a claim of another namespace created
 // meanwhile waits only for what is queued ahead of it (bounded, not
