@@ -15,6 +15,7 @@ import (
 
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -41,15 +42,17 @@ type execution struct {
 // come to rest within it is a violation (a livelock).
 const maxSyncs = 80
 
-// fixedClock is a clock that does not move: a completed transfer is
+// worldClock is the controller's clock: the world's time, which moves
+// only when the world rests (a day passes, so that whatever the
+// controller waits for with a timeout happens). A completed transfer is
 // retired at its next sync (the retention is 0).
-type fixedClock struct {
+type worldClock struct {
 	clock.RealClock
-	now time.Time
+	r *runner
 }
 
-func (c fixedClock) Now() time.Time                  { return c.now }
-func (c fixedClock) Since(t time.Time) time.Duration { return c.now.Sub(t) }
+func (c worldClock) Now() time.Time                  { return c.r.w.now.Time }
+func (c worldClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
 
 // eventLog is the controller's event recorder: events go to the log.
 type eventLog struct{ r *runner }
@@ -82,6 +85,8 @@ type runner struct {
 	cached  map[string][]any
 	current int
 	idle    int
+	// waited is set once a day passed at rest, and unset by a change.
+	waited  bool
 	lastErr map[string]error
 	e       *execution
 	// logged counts the steps logged.
@@ -112,7 +117,7 @@ func (r *runner) start() {
 	if r.verbose {
 		r.w.note = func(format string, args ...any) { r.e.log = append(r.e.log, "      "+fmt.Sprintf(format, args...)) }
 	}
-	r.current, r.idle, r.lastErr, r.logged = 0, 0, map[string]error{}, 0
+	r.current, r.idle, r.waited, r.lastErr, r.logged = 0, 0, false, map[string]error{}, 0
 	r.restart()
 }
 
@@ -123,7 +128,7 @@ func (r *runner) restart() {
 		r.c.queue.ShutDown()
 	}
 	c, err := New(Config{Kube: r.kube, Snapshot: r.snap, API: r.api, Recorder: eventLog{r},
-		Clock: fixedClock{now: r.w.now.Time}, Token: func() (string, error) { return testToken, nil }})
+		Clock: worldClock{r: r}, Token: func() (string, error) { return testToken, nil }})
 	if err != nil {
 		panic(err)
 	}
@@ -325,7 +330,7 @@ func (r *runner) sync(s step) []step {
 // controller's queue retries a failed sync).
 func (r *runner) settle(start int64, isDefault bool) {
 	if r.w.rv != start || !isDefault {
-		r.idle = 0
+		r.idle, r.waited = 0, false
 		return
 	}
 	r.idle++
@@ -360,7 +365,7 @@ func (r *runner) execute(prefix []step) *execution {
 	for _, obj := range r.w.list(resRequests, "") {
 		_ = r.w.del("user", keyOf(obj), nil, false)
 	}
-	r.idle = 0
+	r.idle, r.waited = 0, false
 	r.playToRest(false)
 	r.check("at rest after the requests were deleted")
 	return r.e
@@ -369,7 +374,15 @@ func (r *runner) execute(prefix []step) *execution {
 // playToRest plays the default schedule until the world rests, keeping
 // the steps and their offers when explored.
 func (r *runner) playToRest(explored bool) {
-	for n := 0; !r.rest(); n++ {
+	for n := 0; ; n++ {
+		if r.rest() && r.waited {
+			return
+		}
+		if r.rest() {
+			r.w.now = metav1.NewTime(r.w.now.Add(24 * time.Hour))
+			r.idle, r.waited = 0, true
+			r.logf("  a day passes")
+		}
 		if n == maxSyncs {
 			r.w.violated("no-rest", fmt.Sprintf("the world does not come to rest within %d syncs", maxSyncs))
 			return
