@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -217,6 +218,15 @@ func decodeObject[T any](raw runtime.RawExtension) (*T, error) {
 			return nil, fmt.Errorf("decoding the object's metadata: %w", err)
 		}
 		delete(fields, "metadata")
+	}
+	// encoding/json matches field names ignoring case: a key spelled
+	// "Metadata" would be decoded in full into the object's metadata.
+	// kube-apiserver sends "metadata" alone; any other spelling is a
+	// crafted body's, and goes.
+	for k := range fields {
+		if strings.EqualFold(k, "metadata") {
+			delete(fields, k)
+		}
 	}
 	rest, err := json.Marshal(fields)
 	if err != nil {

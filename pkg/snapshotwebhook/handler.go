@@ -70,26 +70,34 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusRequestEntityTooLarge, errorTooLarge, fmt.Errorf("the body of %d bytes is over the limit of %d", r.ContentLength, maxBody))
 		return
 	}
-	release, ok := h.limits.acquire(r)
-	if !ok {
+	overloaded := func() {
 		// Not an error of the webhook's: a burst or a flood. The count
 		// tells; the log would flood with it.
 		logger.V(2).Info("Too many admission requests in flight", "remote", r.RemoteAddr, "contentLength", r.ContentLength)
-		http.Error(w, "too many admission requests in flight", http.StatusTooManyRequests)
+		http.Error(w, errOverloaded.Error(), http.StatusTooManyRequests)
 		h.Metrics.observe(otherResource, "", resultError, errorOverloaded, now().Sub(start))
-		return
 	}
-	defer release()
-	body, err := readBody(w, r, maxBody)
+	counted, releaseBytes := h.limits.body(http.MaxBytesReader(w, r.Body, maxBody))
+	defer releaseBytes()
+	body, err := io.ReadAll(counted)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.Is(err, errOverloaded):
+			overloaded()
+		case errors.As(err, &tooLarge):
 			fail(http.StatusRequestEntityTooLarge, errorTooLarge, err)
-			return
+		default:
+			fail(http.StatusBadRequest, errorBadReview, err)
 		}
-		fail(http.StatusBadRequest, errorBadReview, err)
 		return
 	}
+	releaseSlot, ok := h.limits.slot()
+	if !ok {
+		overloaded()
+		return
+	}
+	defer releaseSlot()
 	review, err := decodeReview(body)
 	if err != nil {
 		fail(http.StatusBadRequest, errorBadReview, err)
@@ -133,19 +141,6 @@ func (h *Handler) log(logger klog.Logger, req *admissionv1.AdmissionRequest, v v
 	default:
 		logger.V(5).Info("Allowed", "resource", req.Resource.Resource, "object", object, "operation", req.Operation)
 	}
-}
-
-// readBody reads r's body, up to maxBody bytes, into a buffer of its
-// Content-Length when it declares one (net/http holds the body to it), so
-// that a body is not copied as it grows.
-func readBody(w http.ResponseWriter, r *http.Request, maxBody int64) ([]byte, error) {
-	reader := http.MaxBytesReader(w, r.Body, maxBody)
-	if r.ContentLength < 0 {
-		return io.ReadAll(reader)
-	}
-	body := make([]byte, r.ContentLength)
-	_, err := io.ReadFull(reader, body)
-	return body, err
 }
 
 // decodeReview decodes an admission.k8s.io/v1 AdmissionReview with a

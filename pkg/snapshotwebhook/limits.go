@@ -2,7 +2,10 @@ package snapshotwebhook
 
 import (
 	"errors"
-	"net/http"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sync/semaphore"
 )
@@ -19,9 +22,14 @@ type Limits struct {
 	// MaxBodyBytes is --max-request-bytes: the body of one request.
 	MaxBodyBytes int64
 	// MaxBodyBytesInFlight is --max-request-bytes-in-flight: the bodies of
-	// the requests in flight together, each counted at its Content-Length
-	// (at MaxBodyBytes without one).
+	// the requests in flight together, each counted as its bytes arrive
+	// (a caller that declares a body and sends none holds nothing).
 	MaxBodyBytesInFlight int64
+	// MaxConnections is --max-connections: the connections open at once;
+	// one more is closed as soon as it is accepted. A connection holds
+	// memory before its request is read (its headers, TLS buffers), which
+	// the other limits do not see.
+	MaxConnections int
 }
 
 // DefaultLimits are the flags' defaults. An update's review carries the
@@ -32,7 +40,7 @@ type Limits struct {
 // Snapshot objects are a few KiB: 6 MiB in flight leaves room for a
 // thousand of them beside the largest.
 func DefaultLimits() Limits {
-	return Limits{MaxInFlight: 128, MaxBodyBytes: 4 << 20, MaxBodyBytesInFlight: 6 << 20}
+	return Limits{MaxInFlight: 128, MaxBodyBytes: 4 << 20, MaxBodyBytesInFlight: 6 << 20, MaxConnections: 512}
 }
 
 // What MemoryBound counts, measured by TestRequestMemoryFactor.
@@ -48,6 +56,11 @@ const (
 	// headers (at most maxHeaderBytes), its connection's buffers (TLS
 	// records of up to 16 KiB each way, bufio) and goroutine.
 	requestOverhead = 128 << 10
+	// connectionOverhead is what an open connection holds before its
+	// request is read: headers of up to maxHeaderBytes (and the 4 KiB
+	// net/http reads past them), TLS and bufio buffers (74 KiB measured
+	// with stalled headers).
+	connectionOverhead = 80 << 10
 	// baseMemory is the webhook's own: the Go runtime, its clients, the
 	// class caches and the metrics (TestE2ESnapshotWebhookDrain logs its
 	// resident set under load: 46 MiB).
@@ -60,7 +73,8 @@ const (
 // 15 s); nor are the DELETE guard's caches of claims and volumes, which
 // grow with the cluster.
 func (l Limits) MemoryBound() int64 {
-	return baseMemory + int64(l.MaxInFlight)*requestOverhead + requestMemoryFactor*l.MaxBodyBytesInFlight
+	return baseMemory + int64(l.MaxInFlight)*requestOverhead + requestMemoryFactor*l.MaxBodyBytesInFlight +
+		int64(l.MaxConnections)*connectionOverhead
 }
 
 // validate checks the limits' flags.
@@ -72,47 +86,108 @@ func (l Limits) validate() []error {
 	if l.MaxBodyBytes < 1 {
 		errs = append(errs, errors.New("--max-request-bytes must be at least 1"))
 	}
+	if l.MaxConnections < 1 {
+		errs = append(errs, errors.New("--max-connections must be at least 1"))
+	}
 	if l.MaxBodyBytesInFlight < l.MaxBodyBytes {
 		errs = append(errs, errors.New("--max-request-bytes-in-flight must be at least --max-request-bytes, or the largest requests could never be served"))
 	}
 	return errs
 }
 
-// limiter holds requests to Limits with two semaphores, one counting
-// requests, the other the bytes of their bodies. It never queues: a
-// request over a limit is refused at once, as a webhook that answers
-// late answers after kube-apiserver's timeoutSeconds (2 s in deploy/).
+// limiter holds requests to Limits with two semaphores, one counting the
+// bytes of bodies as they arrive, the other the requests being decided
+// (taken once the body is in). It never queues: a request over a limit is
+// refused at once, as a webhook that answers late answers after
+// kube-apiserver's timeoutSeconds (2 s in deploy/). A caller that opens
+// requests and stalls holds no slot and only the bytes it sent, until the
+// server's read timeout ends the request.
 type limiter struct {
 	requests, bytes *semaphore.Weighted
-	maxBody         int64
 }
 
 func newLimiter(l Limits) *limiter {
-	return &limiter{requests: semaphore.NewWeighted(int64(l.MaxInFlight)), bytes: semaphore.NewWeighted(l.MaxBodyBytesInFlight), maxBody: l.MaxBodyBytes}
+	return &limiter{requests: semaphore.NewWeighted(int64(l.MaxInFlight)), bytes: semaphore.NewWeighted(l.MaxBodyBytesInFlight)}
 }
 
-// acquire takes r's share of the limits, and reports false when it would
-// take them past either. release gives the share back. A nil limiter
-// limits nothing.
-func (l *limiter) acquire(r *http.Request) (release func(), ok bool) {
+// errOverloaded says that a limit in flight was reached.
+var errOverloaded = errors.New("too many admission requests in flight")
+
+// body wraps r's body so that its bytes are counted against the limit as
+// they are read; release gives them back. A nil limiter limits nothing.
+func (l *limiter) body(r io.Reader) (counted io.Reader, release func()) {
+	if l == nil {
+		return r, func() {}
+	}
+	c := &countedBody{r: r, sem: l.bytes}
+	return c, func() { l.bytes.Release(c.held) }
+}
+
+// slot takes a request's place among those being decided; false when
+// they are all taken. A nil limiter limits nothing.
+func (l *limiter) slot() (release func(), ok bool) {
 	if l == nil {
 		return func() {}, true
-	}
-	size := r.ContentLength
-	if size < 0 || size > l.maxBody {
-		size = l.maxBody
 	}
 	if !l.requests.TryAcquire(1) {
 		return nil, false
 	}
-	if !l.bytes.TryAcquire(size) {
-		l.requests.Release(1)
-		return nil, false
+	return func() { l.requests.Release(1) }, true
+}
+
+// countedBody takes each read's bytes from sem, failing with errOverloaded
+// once they would go past it.
+type countedBody struct {
+	r    io.Reader
+	sem  *semaphore.Weighted
+	held int64
+}
+
+func (c *countedBody) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	if n > 0 {
+		if !c.sem.TryAcquire(int64(n)) {
+			return 0, errOverloaded
+		}
+		c.held += int64(n)
 	}
-	return func() {
-		l.bytes.Release(size)
-		l.requests.Release(1)
-	}, true
+	return n, err
+}
+
+// cappedListener closes the connections it accepts beyond max open at
+// once, so that idle or stalled connections cannot hold memory without
+// bound; the closed one's client gets a reset, as from a full server.
+type cappedListener struct {
+	net.Listener
+	open atomic.Int64
+	max  int64
+}
+
+func (l *cappedListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if l.open.Add(1) > l.max {
+			l.open.Add(-1)
+			_ = c.Close()
+			continue
+		}
+		return &cappedConn{Conn: c, l: l}, nil
+	}
+}
+
+// cappedConn gives its place back when it is closed, once.
+type cappedConn struct {
+	net.Conn
+	l    *cappedListener
+	once sync.Once
+}
+
+func (c *cappedConn) Close() error {
+	c.once.Do(func() { c.l.open.Add(-1) })
+	return c.Conn.Close()
 }
 
 // NewHandler returns a Handler that decides with admitter, counts in

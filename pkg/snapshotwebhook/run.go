@@ -85,7 +85,8 @@ func Run(ctx context.Context, opts *Options) error {
 	mux.Handle(groupSnapshotPath, handler)
 	mux.Handle("/readyz", ready)
 	server, err := Listen(ctx, ServerConfig{Addr: ":" + strconv.Itoa(opts.Port), CertFile: opts.CertFile, KeyFile: opts.KeyFile,
-		ClientCAFile: opts.ClientCAFile, EnableHTTP2: opts.EnableHTTP2, Handler: mux, ShutdownDelay: opts.ShutdownDelay, Readiness: ready})
+		ClientCAFile: opts.ClientCAFile, EnableHTTP2: opts.EnableHTTP2, Handler: mux, ShutdownDelay: opts.ShutdownDelay, Readiness: ready,
+		MaxConnections: opts.Limits.MaxConnections})
 	if err != nil {
 		return err
 	}
@@ -99,7 +100,7 @@ func Run(ctx context.Context, opts *Options) error {
 	klog.FromContext(ctx).Info("Validating snapshots", "preventVolumeModeConversion", opts.PreventVolumeModeConversion,
 		"volumeGroupSnapshotClasses", opts.EnableVolumeGroupSnapshotWebhook, "guardCrossNamespaceRestores", opts.GuardCrossNamespaceRestores,
 		"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", opts.CrossNamespaceSnapshot,
-		"maxRequestsInFlight", opts.Limits.MaxInFlight, "maxRequestBytes", opts.Limits.MaxBodyBytes, "maxRequestBytesInFlight", opts.Limits.MaxBodyBytesInFlight,
+		"maxRequestsInFlight", opts.Limits.MaxInFlight, "maxRequestBytes", opts.Limits.MaxBodyBytes, "maxRequestBytesInFlight", opts.Limits.MaxBodyBytesInFlight, "maxConnections", opts.Limits.MaxConnections,
 		"shutdownDelay", opts.ShutdownDelay)
 	err = server.Serve(ctx)
 	stopBackground()

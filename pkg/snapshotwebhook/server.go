@@ -56,6 +56,8 @@ type ServerConfig struct {
 	Readiness *Readiness
 	// after waits for the end of the drain; time.After when nil.
 	after func(time.Duration) <-chan time.Time
+	// MaxConnections bounds the connections open at once (Limits.MaxConnections); 0: no bound.
+	MaxConnections int
 }
 
 // Readiness answers /readyz: ready until the webhook starts draining
@@ -108,6 +110,9 @@ func Listen(ctx context.Context, cfg ServerConfig) (*Server, error) {
 	listener, err := (&net.ListenConfig{}).Listen(ctx, "tcp", cfg.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening on %s: %w", cfg.Addr, err)
+	}
+	if cfg.MaxConnections > 0 {
+		listener = &cappedListener{Listener: listener, max: int64(cfg.MaxConnections)}
 	}
 	// HTTP/1.1, and HTTP/2 only when asked for (--enable-http2).
 	protocols := &http.Protocols{}
