@@ -269,7 +269,7 @@ func targetResource(r *transferv1alpha1.StorageTransferRequest) string {
 }
 
 // checkQuiescent checks every invariant of a world at rest: no controller,
-// nor the modelled ones, has anything left to do.
+// nor the modeled ones, has anything left to do.
 func (w *world) checkQuiescent(lastErr map[string]error) {
 	judged := map[types.UID]bool{}
 	for _, d := range w.data {

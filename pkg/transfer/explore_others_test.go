@@ -1,7 +1,7 @@
 package transfer
 
 // The other controllers of the explorer's cluster (explore_test.go), each
-// the small deterministic part of its behaviour a transfer depends on:
+// the small deterministic part of its behavior a transfer depends on:
 // the namespace controller, pvc-protection, the PV controller with the
 // external-provisioner's deletion, and the snapshot controller with the
 // csi-snapshotter's deletion (in explore_api_test.go's remove).
