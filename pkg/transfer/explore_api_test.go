@@ -155,7 +155,6 @@ type world struct {
 	fault   fault
 	writes  int
 	crashed bool
-	fired   bool
 
 	// note records what happened, for a history's log (nil: not kept).
 	note func(format string, args ...any)
@@ -433,17 +432,15 @@ func (w *world) write(counted, dryRun bool, do func(dry bool) (runtime.Object, e
 	w.writes++
 	switch {
 	case w.fault.kind == faultCrash && n >= w.fault.at:
-		w.crashed, w.fired = true, true
+		w.crashed = true
 		w.logf("the controller crashes before its write %d", n)
 		return true, nil, errCrashed
 	case w.fault.kind == faultConflict && n == w.fault.at:
-		w.fired = true
 		w.logf("the controller's write %d is refused: 409 Conflict", n)
 		return true, nil, apierrors.NewConflict(groupResource(""), "", errors.New("injected conflict"))
 	}
 	obj, err := do(false)
 	if w.fault.kind == faultLost && n == w.fault.at {
-		w.fired = true
 		w.logf("the answer to the controller's write %d is lost", n)
 		return true, nil, errors.New("http2: client connection lost")
 	}

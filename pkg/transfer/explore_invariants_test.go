@@ -304,19 +304,22 @@ func (w *world) judge(d *datum, lastErr map[string]error) (string, string) {
 	}
 	owners := w.owners(d)
 	underWay := w.underWay(d)
+	// The transfer that holds the datum: the first under way that began.
 	var stuck *transferv1alpha1.StorageTransferRequest
-	if len(underWay) > 0 {
-		stuck = underWay[0]
+	for _, r := range underWay {
+		if stuck == nil || stuck.Status.Record == nil && r.Status.Record != nil {
+			stuck = r
+		}
 	}
 	switch {
-	case len(owners) == 0 && waitsForPods(stuck):
+	case len(owners) == 0 && slices.ContainsFunc(underWay, waitsForPods):
 		return "", "" // docs/transfer.md: past its point of no return, a claim waits for its pods
 	case len(owners) > 1:
 		return "owned-twice", fmt.Sprintf("the backend %s %s is owned by %s and %s", d.kind, d.handle, keyOf(owners[0]), keyOf(owners[1]))
 	case len(owners) == 0 && d.released && d.policy == string(v1.PersistentVolumeReclaimDelete) && slices.ContainsFunc(policies, func(p string) bool { return p != d.policy }):
-		return "backend-leaked" + w.why(stuck, lastErr), fmt.Sprintf("its owner deleted it under Delete, yet the backend %s %s stays, held by %v (policies %v)", d.kind, d.handle, names, policies)
+		return "backend-leaked" + w.why(stuck), fmt.Sprintf("its owner deleted it under Delete, yet the backend %s %s stays, held by %v (policies %v)", d.kind, d.handle, names, policies)
 	case len(owners) == 0 && !d.released:
-		return "stranded" + w.why(stuck, lastErr), fmt.Sprintf("nothing owns the backend %s %s (held by %v, policies %v)%s", d.kind, d.handle, names, policies, w.said(stuck, lastErr))
+		return "stranded" + w.why(stuck), fmt.Sprintf("nothing owns the backend %s %s (held by %v, policies %v)%s", d.kind, d.handle, names, policies, w.said(stuck, lastErr))
 	case len(owners) == 0:
 		return "", ""
 	}
@@ -370,7 +373,7 @@ func (w *world) checkSaysSo(r *transferv1alpha1.StorageTransferRequest, lastErr 
 		return
 	}
 	if slices.Contains(movingReasons, cond.Reason) {
-		w.violated(kindName(r)+"-stalls-silently"+w.why(r, lastErr), fmt.Sprintf("%s/%s is at rest but its condition says %s: %s%s", r.Namespace, r.Name, cond.Reason, cond.Message, w.said(r, lastErr)))
+		w.violated(kindName(r)+"-stalls-silently"+w.why(r), fmt.Sprintf("%s/%s is at rest but its condition says %s: %s%s", r.Namespace, r.Name, cond.Reason, cond.Message, w.said(r, lastErr)))
 	}
 }
 
@@ -400,7 +403,7 @@ func kindName(r *transferv1alpha1.StorageTransferRequest) string {
 }
 
 // why names what keeps a transfer from going on, as the world shows it.
-func (w *world) why(r *transferv1alpha1.StorageTransferRequest, lastErr map[string]error) string {
+func (w *world) why(r *transferv1alpha1.StorageTransferRequest) string {
 	if r == nil {
 		return ""
 	}

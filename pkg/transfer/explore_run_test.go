@@ -270,58 +270,84 @@ func (r *runner) sync(s step) []step {
 	if !s.early {
 		r.w.runOthers()
 	}
-	var variants []step
-	if isDefault && r.w.rv != start {
-		variants = append(variants, step{early: true})
-	}
 	key := r.pick(s.request)
 	r.logStep(s, key)
+	var variants []step
+	if isDefault {
+		variants = r.variants(key, r.w.rv != start)
+	}
+	if key != "" {
+		r.deliver(s.stale)
+		if s.during != "" {
+			r.w.logf("while the controller syncs:")
+			r.makeMove(s.during)
+		}
+		writes, err := r.call(key, s.fault)
+		if isDefault {
+			variants = append(variants, faultsOf(writes)...)
+		}
+		r.logSync(key, err)
+	}
+	r.settle(start, isDefault)
+	return variants
+}
+
+// variants are what may happen instead of the default sync of key, as the
+// world is before it: the sync before the other controllers (when they
+// acted), another request's sync, a sync with one cache one sync behind
+// (when it is), a move while the sync runs.
+func (r *runner) variants(key string, othersActed bool) []step {
+	var out []step
+	if othersActed {
+		out = append(out, step{early: true})
+	}
 	if key == "" {
-		r.settle(start, isDefault)
-		return variants
+		return out
 	}
-	if isDefault {
-		for _, other := range r.live() {
-			if other != key {
-				variants = append(variants, step{request: other})
-			}
-		}
-		for _, i := range r.informers() {
-			if r.behind(i.res) {
-				variants = append(variants, step{stale: i.res})
-			}
+	for _, other := range r.live() {
+		if other != key {
+			out = append(out, step{request: other})
 		}
 	}
-	r.deliver(s.stale)
-	if isDefault {
-		for _, m := range r.moves() {
-			variants = append(variants, step{during: m.move})
+	for _, i := range r.informers() {
+		if r.behind(i.res) {
+			out = append(out, step{stale: i.res})
 		}
 	}
-	if s.during != "" {
-		r.w.logf("while the controller syncs:")
-		r.makeMove(s.during)
+	for _, m := range r.moves() {
+		out = append(out, step{during: m.move})
 	}
-	r.w.syncing, r.w.fault, r.w.writes, r.w.crashed, r.w.fired = key, s.fault, 0, false, false
+	return out
+}
+
+// faultsOf are the faults a sync that made writes writes may meet: a
+// crash before each write but the first (a crash before the first is no
+// sync at all), a lost answer or a conflict at each.
+func faultsOf(writes int) []step {
+	var out []step
+	for at := range writes {
+		if at > 0 {
+			out = append(out, step{fault: fault{faultCrash, at}})
+		}
+		out = append(out, step{fault: fault{faultLost, at}}, step{fault: fault{faultConflict, at}})
+	}
+	return out
+}
+
+// call calls Controller.syncRequest for key under the fault f, and
+// returns how many writes it made (or tried) and its error. After a
+// crash, a new controller takes over.
+func (r *runner) call(key string, f fault) (int, error) {
+	r.w.syncing, r.w.fault, r.w.writes, r.w.crashed = key, f, 0, false
 	_, err := r.c.syncRequest(r.ctx, key)
 	r.e.syncs++
 	r.lastErr[key] = err
 	writes := r.w.writes
 	r.w.fault, r.w.crashed = fault{}, false
-	if s.fault.kind == faultCrash {
+	if f.kind == faultCrash {
 		r.restart()
 	}
-	if isDefault {
-		for at := range writes {
-			if at > 0 {
-				variants = append(variants, step{fault: fault{faultCrash, at}})
-			}
-			variants = append(variants, step{fault: fault{faultLost, at}}, step{fault: fault{faultConflict, at}})
-		}
-	}
-	r.logSync(key, err)
-	r.settle(start, isDefault)
-	return variants
+	return writes, err
 }
 
 // settle counts a default sync that changed nothing towards rest, and
