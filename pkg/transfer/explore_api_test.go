@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	clienttesting "k8s.io/client-go/testing"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
@@ -281,6 +282,10 @@ func (w *world) update(actor string, obj runtime.Object, status, dryRun bool) (r
 		nm.SetCreationTimestamp(cm.GetCreationTimestamp())
 		nm.SetDeletionTimestamp(cm.GetDeletionTimestamp())
 		nm.SetGeneration(cm.GetGeneration())
+		if cm.GetDeletionTimestamp() != nil && slices.ContainsFunc(nm.GetFinalizers(), func(f string) bool { return !slices.Contains(cm.GetFinalizers(), f) }) {
+			return nil, apierrors.NewInvalid(schema.GroupKind{Kind: servedKinds[key.resource].short}, key.name, field.ErrorList{
+				field.Forbidden(field.NewPath("metadata", "finalizers"), "no new finalizers can be added if the object is being deleted")})
+		}
 	}
 	if dryRun {
 		return next, nil
@@ -410,10 +415,11 @@ func (w *world) react(action clienttesting.Action) (bool, runtime.Object, error)
 	case clienttesting.DeleteActionImpl:
 		return w.write(true, len(a.DeleteOptions.DryRun) > 0, func(dry bool) (runtime.Object, error) {
 			key := storeKey{res, ns, a.Name}
-			if !dry {
-				w.checkControllerDelete(key)
+			if err := w.del("controller", key, a.DeleteOptions.Preconditions, true); dry || err != nil {
+				return nil, err
 			}
-			return nil, w.del("controller", key, a.DeleteOptions.Preconditions, dry)
+			w.checkControllerDelete(key)
+			return nil, w.del("controller", key, a.DeleteOptions.Preconditions, false)
 		})
 	}
 	return true, nil, fmt.Errorf("the explorer's API server does not serve %s %s: model it in explore_api_test.go", action.GetVerb(), res)

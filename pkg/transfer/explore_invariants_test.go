@@ -324,17 +324,18 @@ func (w *world) judge(d *datum, lastErr map[string]error) (string, string) {
 		return "", ""
 	}
 	owner := metaOf(owners[0])
-	// A source the controller deleted was checked then
-	// (checkControllerDelete); one its owner deleted is checked here.
-	if uid := types.UID(owner.GetAnnotations()[plan.RequestAnnotation]); uid != "" && d.left != nil && d.left.by != "controller" {
+	if uid := types.UID(owner.GetAnnotations()[plan.RequestAnnotation]); uid != "" && d.left != nil {
+		// A source the controller deleted had both consents then
+		// (checkControllerDelete); one its owner deleted is checked here.
+		byUser := d.left.by != "controller"
 		nsUID := metaOf(w.get(storeKey{resNamespaces, "", owner.GetNamespace()})).GetUID()
 		switch {
-		case !d.left.request[uid]:
+		case byUser && !d.left.request[uid]:
 			return "handed-over-though-its-request-was-deleted", fmt.Sprintf("%s owns the backend %s %s, yet when the source began to be deleted (by the %s) its request was gone or being deleted", keyOf(owners[0]), d.kind, d.handle, d.left.by)
-		case !d.left.accept[uid]:
+		case byUser && !d.left.accept[uid]:
 			return "handed-over-though-its-accept-was-deleted", fmt.Sprintf("%s owns the backend %s %s, yet when the source began to be deleted (by the %s) no accept matched its request", keyOf(owners[0]), d.kind, d.handle, d.left.by)
-		case d.left.namespace[uid] != nsUID:
-			return "handed-to-a-namespace-that-did-not-accept", fmt.Sprintf("%s owns the backend %s %s, but its namespace is not the one whose accept matched", keyOf(owners[0]), d.kind, d.handle)
+		case d.left.accept[uid] && d.left.namespace[uid] != nsUID:
+			return "handed-to-a-namespace-that-did-not-accept", fmt.Sprintf("%s owns the backend %s %s, but its namespace is not the one whose accept matched when the source began to be deleted", keyOf(owners[0]), d.kind, d.handle)
 		}
 	}
 	if len(underWay) > 0 {
@@ -363,7 +364,7 @@ func waitsForPods(r *transferv1alpha1.StorageTransferRequest) bool {
 var movingReasons = []string{plan.ReasonTransferring, plan.ReasonWaitingForTarget, plan.ReasonRollingBack}
 
 // checkSaysSo: a transfer at rest that has not ended says why in its
-// Transferred condition, and never advises deleting data.
+// Transferred condition.
 func (w *world) checkSaysSo(r *transferv1alpha1.StorageTransferRequest, lastErr map[string]error) {
 	if ended(r) {
 		return
@@ -453,6 +454,11 @@ func (w *world) checkLeftBehind() {
 		r := obj.(*transferv1alpha1.StorageTransferRequest)
 		if !ended(r) {
 			underWay[string(r.UID)] = true
+		}
+	}
+	for _, obj := range w.list(resRequests, "") {
+		if r := obj.(*transferv1alpha1.StorageTransferRequest); r.DeletionTimestamp != nil && ended(r) && slices.Contains(r.Finalizers, plan.Finalizer) {
+			w.violated(kindName(r)+"-request-finalizer-left-behind", fmt.Sprintf("%s was deleted and its transfer ended, but it keeps its finalizer", keyOf(r)))
 		}
 	}
 	for _, res := range []string{resClaims, resSnapshots} {
