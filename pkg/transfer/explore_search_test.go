@@ -5,6 +5,7 @@ package transfer
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -32,7 +33,7 @@ func (b bound) String() string {
 	return s
 }
 
-// finding is a violation and the first (shortest) history that shows it.
+// finding is a violation and the shortest history that shows it.
 type finding struct {
 	name, detail string
 	scenario     string
@@ -54,12 +55,13 @@ func (f *finding) where() string {
 // report is what an exploration found.
 type report struct {
 	histories, syncs int
-	distinct         map[string]bool
-	found            map[string]*finding
+	// distinct are the hashes of the histories played, whole.
+	distinct map[uint64]bool
+	found    map[string]*finding
 }
 
 func newReport() *report {
-	return &report{distinct: map[string]bool{}, found: map[string]*finding{}}
+	return &report{distinct: map[uint64]bool{}, found: map[string]*finding{}}
 }
 
 // add counts an execution of the scenario whose perturbations were
@@ -67,7 +69,9 @@ func newReport() *report {
 func (rep *report) add(sc *scenario, prefix []step, e *execution) {
 	rep.histories++
 	rep.syncs += e.syncs
-	rep.distinct[sc.name+": "+historyString(e.steps)] = true
+	h := fnv.New64a()
+	h.Write([]byte(sc.name + ": " + historyString(e.steps)))
+	rep.distinct[h.Sum64()] = true
 	for name, detail := range e.found {
 		f := rep.found[name]
 		if f == nil {
