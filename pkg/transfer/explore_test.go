@@ -71,7 +71,7 @@ package transfer
 // the scenarios with two requests every one with at most two preemptions
 // (about 2200 histories, a few seconds; under -race about 10 s).
 // TRANSFER_EXPLORE_PERTURBATIONS=2 explores every history with two (about
-// 300 000 histories, 11 minutes on two busy cores);
+// 330 000 histories, 11 to 16 minutes on two busy cores);
 // TRANSFER_EXPLORE_PREEMPTIONS sets the preemptions;
 // TRANSFER_EXPLORE_RANDOM=n adds n random histories per scenario with up
 // to TRANSFER_EXPLORE_DEPTH perturbations (3) from the seed
