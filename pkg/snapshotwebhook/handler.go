@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"time"
@@ -77,9 +76,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, errOverloaded.Error(), http.StatusTooManyRequests)
 		h.Metrics.observe(otherResource, "", resultError, errorOverloaded, now().Sub(start))
 	}
-	counted, releaseBytes := h.limits.body(http.MaxBytesReader(w, r.Body, maxBody))
+	body, releaseBytes, err := h.limits.readBody(http.MaxBytesReader(w, r.Body, maxBody), r.ContentLength)
 	defer releaseBytes()
-	body, err := io.ReadAll(counted)
 	if err != nil {
 		var tooLarge *http.MaxBytesError
 		switch {

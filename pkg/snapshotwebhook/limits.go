@@ -113,15 +113,59 @@ func newLimiter(l Limits) *limiter {
 // errOverloaded says that a limit in flight was reached.
 var errOverloaded = errors.New("too many admission requests in flight")
 
-// body wraps r's body so that its bytes are counted against the limit as
-// they are read; release gives them back. A nil limiter limits nothing.
-func (l *limiter) body(r io.Reader) (counted io.Reader, release func()) {
-	if l == nil {
-		return r, func() {}
+// readBody reads r, a body of declared bytes (-1: not declared; the
+// reader holds it to the body limit), into a buffer whose capacity is taken
+// from the bytes in flight as it grows: it starts small and doubles as the
+// body arrives, up to the declared size, so a caller that declares a large
+// body and sends little holds little, and what it holds is counted.
+// release gives the capacity back. A nil limiter limits nothing.
+func (l *limiter) readBody(r io.Reader, declared int64) (body []byte, release func(), err error) {
+	var held int64
+	release = func() {
+		if l != nil {
+			l.bytes.Release(held)
+		}
 	}
-	c := &countedBody{r: r, sem: l.bytes}
-	return c, func() { l.bytes.Release(c.held) }
+	grow := func(size int64) bool {
+		if l != nil && !l.bytes.TryAcquire(size-held) {
+			return false
+		}
+		held = size
+		return true
+	}
+	size := int64(firstRead)
+	if declared >= 0 {
+		size = min(size, declared+1) // +1: the read that finds the end
+	}
+	if !grow(size) {
+		return nil, release, errOverloaded
+	}
+	buf := make([]byte, 0, size)
+	for {
+		if len(buf) == cap(buf) {
+			next := 2 * int64(cap(buf))
+			if declared >= 0 {
+				next = min(next, max(declared+1, int64(cap(buf))+1))
+			}
+			if !grow(next) {
+				return nil, release, errOverloaded
+			}
+			buf = append(make([]byte, 0, next), buf...)
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if errors.Is(err, io.EOF) {
+			return buf, release, nil
+		}
+		if err != nil {
+			return nil, release, err
+		}
+	}
 }
+
+// firstRead is the buffer a body is first read into: most reviews of
+// snapshot objects fit.
+const firstRead = 16 << 10
 
 // slot takes a request's place among those being decided; false when
 // they are all taken. A nil limiter limits nothing.
@@ -133,25 +177,6 @@ func (l *limiter) slot() (release func(), ok bool) {
 		return nil, false
 	}
 	return func() { l.requests.Release(1) }, true
-}
-
-// countedBody takes each read's bytes from sem, failing with errOverloaded
-// once they would go past it.
-type countedBody struct {
-	r    io.Reader
-	sem  *semaphore.Weighted
-	held int64
-}
-
-func (c *countedBody) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	if n > 0 {
-		if !c.sem.TryAcquire(int64(n)) {
-			return 0, errOverloaded
-		}
-		c.held += int64(n)
-	}
-	return n, err
 }
 
 // cappedListener closes the connections it accepts beyond max open at
