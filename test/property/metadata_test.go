@@ -107,6 +107,8 @@ var annotationKeys = slices.Concat(tenantChoices, datasource.AllowVolumeModeChan
 	"snapshot.storage.kubernetes.io/is-default-class",
 	"groupsnapshot.storage.kubernetes.io/is-default-class",
 	datasource.SnapshotFinalizer, datasource.CloneFinalizer, datasource.LinkSnapshotFinalizer,
+	datasource.CrossNamespaceSnapshotFinalizer, datasource.CrossNamespaceCloneFinalizer,
+	datasource.InUseAnnotationPrefix + "h-0123456789abcdef0123", datasource.InUseAnnotationPrefix + "overflow",
 	"snapshot.storage.kubernetes.io/volumesnapshot-as-source-protection",
 	"snapshot.storage.kubernetes.io/volumesnapshot-bound-protection",
 	"external-provisioner.volume.kubernetes.io/finalizer",
