@@ -25,6 +25,20 @@ type classCache struct {
 	api *optionalapi.API
 	// handlers are added to each informer the cache runs (AddHandler).
 	handlers []cache.ResourceEventHandler
+	// onSynced are called each time the cache can be read (OnSynced).
+	onSynced []func()
+}
+
+// OnSynced makes f be called each time the cache becomes readable: the
+// handlers may see the objects of the initial list before List can be
+// read. Call before the cache runs.
+func (c *classCache) OnSynced(f func()) { c.onSynced = append(c.onSynced, f) }
+
+// synced calls the OnSynced functions.
+func (c *classCache) synced(optionalapi.Candidate) {
+	for _, f := range c.onSynced {
+		f()
+	}
 }
 
 // reference returns the reference of the cached class name of kind, for
@@ -65,7 +79,7 @@ func (c *classCache) prepare(_ optionalapi.Candidate, inf cache.SharedIndexInfor
 func newSnapshotClassCache(client snapclientset.Interface, disc discovery.DiscoveryInterface) *classCache {
 	c := &classCache{}
 	c.api = optionalapi.New(optionalapi.Config{
-		Name: "VolumeSnapshotClass", Discovery: disc, Prepare: c.prepare,
+		Name: "VolumeSnapshotClass", Discovery: disc, Prepare: c.prepare, OnSynced: c.synced,
 		Candidates: []optionalapi.Candidate{{GroupVersion: snapv1.SchemeGroupVersion, Resource: snapshotClasses, Object: &snapv1.VolumeSnapshotClass{},
 			ListWatch: func() *cache.ListWatch {
 				classes := client.SnapshotV1().VolumeSnapshotClasses()
@@ -82,7 +96,7 @@ func newSnapshotClassCache(client snapclientset.Interface, disc discovery.Discov
 func newGroupSnapshotClassCache(client snapclientset.Interface, disc discovery.DiscoveryInterface) *classCache {
 	c := &classCache{}
 	c.api = optionalapi.New(optionalapi.Config{
-		Name: "VolumeGroupSnapshotClass", Discovery: disc, Prepare: c.prepare,
+		Name: "VolumeGroupSnapshotClass", Discovery: disc, Prepare: c.prepare, OnSynced: c.synced,
 		Candidates: []optionalapi.Candidate{
 			{GroupVersion: groupsnapv1.SchemeGroupVersion, Resource: groupSnapshotClasses, Object: &groupsnapv1.VolumeGroupSnapshotClass{},
 				ListWatch: func() *cache.ListWatch {

@@ -42,8 +42,8 @@ type conflictReporter struct {
 
 // handler re-checks the classes on every change of the cache.
 func (r *conflictReporter) handler() cache.ResourceEventHandler {
-	check := func(any) { r.check() }
-	return cache.ResourceEventHandlerFuncs{AddFunc: check, UpdateFunc: func(_, obj any) { check(obj) }, DeleteFunc: check}
+	return cache.ResourceEventHandlerFuncs{AddFunc: func(any) { r.check() }, UpdateFunc: func(_, _ any) { r.check() },
+		DeleteFunc: func(any) { r.check() }}
 }
 
 // check finds the drivers with more than one default, warns on each class

@@ -1,16 +1,20 @@
 package snapshotwebhook
 
 import (
+	"context"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2/ktesting"
 
 	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
+	"github.com/xns-csi/csi-provisioner/test/discoverytest"
 )
 
 // TestDefaultClassConflictsAreReported: two defaults of one driver that
@@ -57,5 +61,36 @@ func TestDefaultClassConflictsAreReported(t *testing.T) {
 	r.check()
 	if n := len(told()); n != 2 {
 		t.Errorf("a new conflict: %d events, want 2", n)
+	}
+}
+
+// TestAConflictPresentAtStartIsReported: two defaults of one driver exist
+// when the webhook starts. The class cache's handlers may see them before
+// the cache can be listed; the conflict is still reported once it can.
+func TestAConflictPresentAtStartIsReported(t *testing.T) {
+	_, ctx := ktesting.NewTestContext(t)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	client := fakeClient(t, class("gold", "a.csi.io", snapshotvalidation.DefaultSnapshotClassAnnotation),
+		class("silver", "a.csi.io", snapshotvalidation.DefaultSnapshotClassAnnotation))
+	c := newSnapshotClassCache(client, discoverytest.New(discoverytest.Resources("snapshot.storage.k8s.io/v1", snapshotClasses)))
+	metrics, err := NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	recorder := record.NewFakeRecorder(10)
+	reportConflicts(c, snapshotvalidation.SnapshotClassKind, recorder, metrics)
+	go c.api.Run(ctx)
+	var events []string
+	for len(events) < 2 {
+		select {
+		case e := <-recorder.Events:
+			events = append(events, e)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("events %q, want a %s on each of the 2 default classes", events, ReasonMultipleDefaultClasses)
+		}
+	}
+	if got := testutil.ToFloat64(metrics.conflicts.WithLabelValues(snapshotvalidation.SnapshotClassKind.Name)); got != 1 {
+		t.Errorf("conflicting drivers %v, want 1", got)
 	}
 }

@@ -23,7 +23,8 @@ import (
 // The reasons of the DELETE guard, the metrics' reason label.
 const (
 	// reasonCrossNamespaceRestore denies the deletion of a snapshot that a
-	// claim in another namespace is being provisioned from.
+	// claim the snapshot-controller does not wait for is being provisioned
+	// from (the name is kept: most such claims are in other namespaces).
 	reasonCrossNamespaceRestore = "cross-namespace-restore"
 	// reasonRestoresUnknown allows a deletion the guard cannot decide: a
 	// cache has not synced or cannot be read.
@@ -76,8 +77,6 @@ type guardVerdict struct {
 	claims []string
 	// undecided says why claims may be incomplete.
 	undecided string
-	// driver is the snapshot's driver, "" when not known.
-	driver string
 }
 
 // driverOf returns the driver of snap's VolumeSnapshotClass, "" when it
@@ -105,7 +104,8 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 			return guardVerdict{undecided: "the claim and volume caches have not synced"}
 		}
 	}
-	v := guardVerdict{driver: g.driverOf(snap)}
+	var v guardVerdict
+	driver := g.driverOf(snap)
 	target := datasource.Source{APIGroup: datasource.SnapshotGroup, Kind: datasource.SnapshotKind, Namespace: snap.Namespace, Name: snap.Name}
 	for _, src := range target.Uses() {
 		if !slices.Contains(snap.Finalizers, src.Finalizer()) {
@@ -115,7 +115,7 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 		if err != nil {
 			v.undecided = fmt.Sprintf("cannot read the VolumeSnapshotLinks: %v", err)
 		}
-		claims, undecided := g.unseenRestores(snap, v.driver, uses)
+		claims, undecided := g.unseenRestores(snap, driver, uses)
 		v.claims = append(v.claims, claims...)
 		if undecided != "" {
 			v.undecided = undecided

@@ -137,4 +137,5 @@ func reportConflicts(c *classCache, kind snapshotvalidation.ClassKind, recorder 
 	r := &conflictReporter{kind: kind, list: c.List, event: recorder, gauge: metrics.conflicts.WithLabelValues(kind.Name),
 		ref: func(name string) *v1.ObjectReference { return c.reference(kind.Name, name) }}
 	c.AddHandler(r.handler())
+	c.OnSynced(r.check) // the initial list's objects may reach the handler before the cache can be listed
 }
