@@ -84,14 +84,15 @@ func newNotices(events typedcorev1.EventsGetter, metrics *Metrics) *notices {
 func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out Outcome) error {
 	state := stateOf(out)
 	n.mu.Lock()
-	last, ok := n.told[claim.UID]
-	name := util.GenerateEventName(claim.Name, time.Now().UnixNano())
-	if a, retry := n.unsure[claim.UID]; retry && a.state == state {
-		name = a.name
-	}
+	last, told := n.told[claim.UID]
+	unsure, retry := n.unsure[claim.UID]
 	n.mu.Unlock()
-	if ok && last == state {
+	if told && last == state {
 		return nil
+	}
+	name := util.GenerateEventName(claim.Name, time.Now().UnixNano())
+	if retry && unsure.state == state {
+		name = unsure.name // the same event, if the last write was stored after all
 	}
 	keysAndValues := []any{"pvc", klog.KObj(claim), "reason", out.Reason, "message", out.Message}
 	if out.Cause != nil {
