@@ -118,11 +118,12 @@ type Config struct {
 	// read without the informer meanwhile can re-queue work that waited
 	// for the API.
 	OnRefused func(c Candidate)
-	// OnSettled, if set, is called once, from Run, with the error Informer
-	// returns at the first answer (see API.Settled): nil when the informer
-	// synced, else why the API cannot be used (not served, refused). Work
-	// that waited for the answer while the API was syncing is re-queued
-	// from it: OnSynced and OnRefused do not cover an API found unserved.
+	// OnSettled, if set, is called once, from Run or its informer's watch
+	// error handler, with the error Informer returns at the first answer
+	// (see API.Settled): nil when the informer synced, else why the API
+	// cannot be used (not served, refused). Work that waited for the answer
+	// while the API was syncing is re-queued from it: OnSynced and
+	// OnRefused do not cover an API found unserved.
 	OnSettled func(err error)
 	// Clock times the waits between checks of a refused API; the real
 	// clock if nil.
