@@ -39,7 +39,8 @@ const (
 	// byUID indexes requests by UID, to find the request of an object
 	// that carries plan.RequestAnnotation or plan.LockAnnotation.
 	byUID = "uid"
-	// byClaim indexes pods by the claims they use ("namespace/claim").
+	// byClaim indexes pods by the claims they use ("namespace/claim"),
+	// named or of their generic ephemeral volumes.
 	byClaim = "claim"
 )
 
@@ -299,8 +300,14 @@ func podClaimIndex(obj any) ([]string, error) {
 	}
 	var keys []string
 	for _, vol := range pod.Spec.Volumes {
-		if vol.PersistentVolumeClaim != nil {
+		switch {
+		case vol.PersistentVolumeClaim != nil:
 			keys = append(keys, pod.Namespace+"/"+vol.PersistentVolumeClaim.ClaimName)
+		case vol.Ephemeral != nil:
+			// A generic ephemeral volume's claim is named after the pod
+			// and the volume (k8s.io/component-helpers/storage/ephemeral,
+			// VolumeClaimName); the pod uses it as if it named it.
+			keys = append(keys, pod.Namespace+"/"+pod.Name+"-"+vol.Name)
 		}
 	}
 	return keys, nil
