@@ -197,11 +197,16 @@ func targetSnapshot(r *transferv1alpha1.StorageTransferRequest) *snapv1.VolumeSn
 
 // targetClaim is the target claim: the recorded spec of the source, bound
 // to the volume by name. Its data source is cleared: it named objects of
-// the source namespace, and the volume has its data.
+// the source namespace, and the volume has its data. A spec without class
+// asks for none (""): left nil, admission would give the claim the default
+// StorageClass, which its volume does not have, and it would never bind.
 func targetClaim(r *transferv1alpha1.StorageTransferRequest) *v1.PersistentVolumeClaim {
 	rec := r.Status.Record
 	pvc := &v1.PersistentVolumeClaim{ObjectMeta: owned(r, r.Spec.TargetName, r.Status.TargetNamespace), Spec: *rec.ClaimSpec.DeepCopy()}
 	pvc.Spec.VolumeName = rec.VolumeName
 	pvc.Spec.DataSource, pvc.Spec.DataSourceRef = nil, nil
+	if pvc.Spec.StorageClassName == nil {
+		pvc.Spec.StorageClassName = ptr.To("")
+	}
 	return pvc
 }

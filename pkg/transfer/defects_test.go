@@ -64,3 +64,31 @@ func TestPodsAreIndexedByTheClaimsTheyUse(t *testing.T) {
 		})
 	}
 }
+
+// TestTargetClaimWithoutClassAsksForNone (defect 10): a recorded spec
+// without storageClassName would get the target namespace's default class
+// at admission, a class its volume does not have, and never bind; "" asks
+// for a volume without class, as nil did in the source namespace.
+func TestTargetClaimWithoutClassAsksForNone(t *testing.T) {
+	tests := map[string]struct {
+		recorded *string
+		want     string
+	}{
+		"no class is asked for as none": {nil, ""},
+		"none stays none":               {ptr.To(""), ""},
+		"a class is kept":               {ptr.To("csi"), "csi"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			r := recordedRequest()
+			r.Status.Record.ClaimSpec.StorageClassName = tc.recorded
+			c := targetClaim(r)
+			if c.Spec.StorageClassName == nil || *c.Spec.StorageClassName != tc.want {
+				t.Errorf("storageClassName = %v, want %q", c.Spec.StorageClassName, tc.want)
+			}
+			if r.Status.Record.ClaimSpec.StorageClassName != tc.recorded {
+				t.Error("building the claim changed the record")
+			}
+		})
+	}
+}
