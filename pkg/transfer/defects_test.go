@@ -3,15 +3,27 @@ package transfer
 // Tests of the fixes of issue 23's defects 7, 10, 14 and 16.
 
 import (
+	"errors"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 
+	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	clienttesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2/ktesting"
 	"k8s.io/utils/ptr"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 )
 
@@ -88,6 +100,186 @@ func TestTargetClaimWithoutClassAsksForNone(t *testing.T) {
 			}
 			if r.Status.Record.ClaimSpec.StorageClassName != tc.recorded {
 				t.Error("building the claim changed the record")
+			}
+		})
+	}
+}
+
+// byHand is a controller the test syncs itself, one sync at a time, its
+// caches filled from the fake clientsets before each sync: no informer
+// runs, so what a sync sees is what the test wrote.
+type byHand struct {
+	c       *Controller
+	kube    *kubefake.Clientset
+	snap    *snapfake.Clientset
+	api     *fake.Clientset
+	metrics *Metrics
+	told    *toldEvents
+}
+
+// newByHand makes the controller; fails, when set, fails the first API
+// write it reports true for (with the API server unreachable).
+func newByHand(t *testing.T, kubeObjs, apiObjs []runtime.Object, fails func(clienttesting.Action) bool) *byHand {
+	t.Helper()
+	h := &byHand{kube: kubefake.NewClientset(kubeObjs...), snap: snapfake.NewSimpleClientset(), api: fake.NewSimpleClientset(apiObjs...), told: &toldEvents{}}
+	failed := false
+	fault := func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if fails != nil && !failed && fails(a) {
+			failed = true
+			return true, nil, errors.New("the API server is unreachable")
+		}
+		return false, nil, nil
+	}
+	h.kube.PrependReactor("*", "*", fault)
+	h.api.PrependReactor("*", "*", fault)
+	t.Cleanup(func() {
+		if fails != nil && !failed {
+			t.Error("The write meant to fail was never made")
+		}
+	})
+	var err error
+	if h.metrics, err = NewMetrics(prometheus.NewRegistry()); err != nil {
+		t.Fatal(err)
+	}
+	if h.c, err = New(Config{Kube: h.kube, Snapshot: h.snap, API: h.api, Recorder: h.told, Metrics: h.metrics}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(h.c.queue.ShutDown)
+	return h
+}
+
+// syncRequest fills the caches and syncs prod/request-name.
+func (h *byHand) syncRequest(t *testing.T) error {
+	t.Helper()
+	h.fill(t)
+	_, ctx := ktesting.NewTestContext(t)
+	_, err := h.c.syncRequest(ctx, "prod/request-name")
+	return err
+}
+
+// fill gives every cache what the fake clientsets hold.
+func (h *byHand) fill(t *testing.T) {
+	t.Helper()
+	ctx := t.Context()
+	requests, err1 := h.api.TransferV1alpha1().StorageTransferRequests("").List(ctx, metav1.ListOptions{})
+	accepts, err2 := h.api.TransferV1alpha1().StorageTransferAccepts("").List(ctx, metav1.ListOptions{})
+	claims, err3 := h.kube.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
+	volumes, err4 := h.kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
+	if err := errors.Join(err1, err2, err3, err4); err != nil {
+		t.Fatal(err)
+	}
+	replace(t, h.c.requests, requests.Items)
+	replace(t, h.c.accepts, accepts.Items)
+	replace(t, h.c.claims, claims.Items)
+	replace(t, h.c.volumes, volumes.Items)
+}
+
+func replace[T any](t *testing.T, inf cache.SharedIndexInformer, items []T) {
+	t.Helper()
+	objs := make([]any, 0, len(items))
+	for i := range items {
+		objs = append(objs, &items[i])
+	}
+	if err := inf.GetIndexer().Replace(objs, ""); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// toldEvents records the events told, as "<namespace>/<name> <reason>".
+type toldEvents struct {
+	mu   sync.Mutex
+	told []string
+}
+
+func (e *toldEvents) Event(obj runtime.Object, _, reason, _ string) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.told = append(e.told, m.GetNamespace()+"/"+m.GetName()+" "+reason)
+}
+
+func (e *toldEvents) Eventf(obj runtime.Object, typ, reason, format string, args ...any) {
+	e.Event(obj, typ, reason, fmt.Sprintf(format, args...))
+}
+
+func (e *toldEvents) AnnotatedEventf(obj runtime.Object, _ map[string]string, typ, reason, format string, args ...any) {
+	e.Event(obj, typ, reason, fmt.Sprintf(format, args...))
+}
+
+// count is how many events on namespace/name had reason.
+func (e *toldEvents) count(object, reason string) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, s := range e.told {
+		if s == object+" "+reason {
+			n++
+		}
+	}
+	return n
+}
+
+// rollingBack is a claim transfer from prod/data to test/bar being rolled
+// back before it locked the claim: its next sync ends it Failed.
+func rollingBack() []runtime.Object {
+	return []runtime.Object{
+		&transferv1alpha1.StorageTransferRequest{
+			ObjectMeta: metav1.ObjectMeta{Name: "request-name", Namespace: "prod", UID: "r1", Finalizers: []string{plan.Finalizer}},
+			Spec: transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: transferv1alpha1.KindPersistentVolumeClaim, Name: "data"},
+				AcceptName: "accept-name", TargetName: "bar", Token: testToken},
+			Status: transferv1alpha1.StorageTransferRequestStatus{Phase: transferv1alpha1.PhaseTransferring, TargetNamespace: "test", AcceptUID: "a1",
+				Record: &transferv1alpha1.TransferRecord{SourceUID: "c1", VolumeName: "pv-1", OriginalReclaimPolicy: v1.PersistentVolumeReclaimDelete,
+					Step: string(plan.ActionStartRollback), RollingBack: true, RollbackReason: plan.ReasonSourceChanged, RollbackMessage: "the source changed"}},
+		},
+		&transferv1alpha1.StorageTransferAccept{ObjectMeta: metav1.ObjectMeta{Name: "accept-name", Namespace: "test", UID: "a1"},
+			Spec: transferv1alpha1.StorageTransferAcceptSpec{SourceNamespace: "prod", RequestName: "request-name", RequestToken: testToken}},
+	}
+}
+
+// TestAnEndedTransferIsCountedAndToldOnceThoughAWriteFails (defect 14):
+// a write of finish that fails after the request's final status is
+// written neither loses nor repeats the count and the accept's event.
+func TestAnEndedTransferIsCountedAndToldOnceThoughAWriteFails(t *testing.T) {
+	tests := map[string]func(clienttesting.Action) bool{
+		"the request's finalizer is not removed at first": func(a clienttesting.Action) bool {
+			u, ok := a.(clienttesting.UpdateAction)
+			if !ok || u.GetSubresource() != "" {
+				return false
+			}
+			r, ok := u.GetObject().(*transferv1alpha1.StorageTransferRequest)
+			return ok && !slices.Contains(r.Finalizers, plan.Finalizer)
+		},
+		"the accept's final status is not written at first": func(a clienttesting.Action) bool {
+			u, ok := a.(clienttesting.UpdateAction)
+			if !ok {
+				return false
+			}
+			acc, ok := u.GetObject().(*transferv1alpha1.StorageTransferAccept)
+			return ok && acc.Status.Phase == transferv1alpha1.PhaseFailed
+		},
+	}
+	for name, fails := range tests {
+		t.Run(name, func(t *testing.T) {
+			h := newByHand(t, boundClaim(), rollingBack(), fails)
+			var errs []error
+			for range 4 {
+				errs = append(errs, h.syncRequest(t))
+			}
+			if errs[0] == nil || errors.Join(errs[1:]...) != nil {
+				t.Errorf("Syncs returned %v, want an error at first, then none", errs)
+			}
+			if n := testutil.ToFloat64(h.metrics.transfers.WithLabelValues(transferv1alpha1.KindPersistentVolumeClaim, string(transferv1alpha1.PhaseFailed))); n != 1 {
+				t.Errorf("Transfers counted Failed: %v, want 1", n)
+			}
+			if n := h.told.count("test/accept-name", plan.ReasonSourceChanged); n != 1 {
+				t.Errorf("Events %s on the accept: %d, want 1 (events: %v)", plan.ReasonSourceChanged, n, h.told.told)
+			}
+			r, err := h.api.TransferV1alpha1().StorageTransferRequests("prod").Get(t.Context(), "request-name", metav1.GetOptions{})
+			if err != nil || r.Status.Phase != transferv1alpha1.PhaseFailed || slices.Contains(r.Finalizers, plan.Finalizer) {
+				t.Errorf("Request = %+v, %v; want Failed, without finalizer", r, err)
 			}
 		})
 	}

@@ -38,12 +38,17 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		return 0, err
 	}
 	switch r.Status.Phase {
-	case transferv1alpha1.PhaseCompleted:
-		return c.retire(ctx, r, o.Match.Accept)
-	case transferv1alpha1.PhaseFailed:
+	case transferv1alpha1.PhaseCompleted, transferv1alpha1.PhaseFailed:
+		if slices.Contains(r.Finalizers, plan.Finalizer) {
+			// The transfer ended but finish was interrupted.
+			return c.finish(ctx, r, o.Match.Accept)
+		}
+		if r.Status.Phase == transferv1alpha1.PhaseCompleted {
+			return c.retire(ctx, r, o.Match.Accept)
+		}
 		// Kept, with the reason in its conditions, until its owner
 		// deletes it.
-		return 0, c.removeFinalizer(ctx, r)
+		return 0, nil
 	}
 	step := plan.Next(o)
 	logger.V(4).Info("Planned", "action", step.Action, "reason", step.Reason)
@@ -61,7 +66,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	switch step.Action {
 	case plan.ActionNone, plan.ActionBegin, plan.ActionStartRollback:
 	case plan.ActionComplete, plan.ActionFail:
-		return c.finish(ctx, updated, o, step)
+		return c.finish(ctx, updated, o.Match.Accept)
 	default:
 		logger.V(2).Info("Taking a step", "action", step.Action)
 		if err := c.take(ctx, updated, o, step.Action); err != nil {
@@ -159,25 +164,35 @@ func (c *Controller) writeStatus(ctx context.Context, r *transferv1alpha1.Storag
 	return updated, nil
 }
 
-// finish ends the transfer: the request's finalizer is removed, the
-// accept told, the transfer counted.
-func (c *Controller) finish(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, o *plan.Observed, step plan.Step) (time.Duration, error) {
-	if err := c.removeFinalizer(ctx, r); err != nil {
-		return 0, err
+// finish ends the transfer whose final phase and Transferred condition r
+// has: the accept is told, then the request's finalizer removed, then the
+// transfer counted. Until its finalizer is gone the transfer has not
+// finished, and a finish interrupted by a failed write is done again by
+// the next sync (syncRequest) with every effect once: the accept's status
+// is written only if it differs and its event told once; the transfer is
+// counted only by the sync whose removal of the finalizer succeeded, and
+// that removal is conditional on the resourceVersion, so only one can.
+func (c *Controller) finish(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, a *transferv1alpha1.StorageTransferAccept) (time.Duration, error) {
+	phase, reason, message := r.Status.Phase, "", ""
+	if cond := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionTransferred); cond != nil {
+		reason, message = cond.Reason, cond.Message
 	}
-	if a := o.Match.Accept; a != nil {
-		if err := c.setAcceptStatus(ctx, a, match.Verdict{Matched: true, Reason: match.ReasonMatched, Message: "matches StorageTransferRequest " + r.Namespace + "/" + r.Name}, step.Phase); err != nil {
+	if a != nil {
+		if err := c.setAcceptStatus(ctx, a, match.Verdict{Matched: true, Reason: match.ReasonMatched, Message: "matches StorageTransferRequest " + r.Namespace + "/" + r.Name}, phase); err != nil {
 			return 0, err
 		}
 		typ := v1.EventTypeNormal
-		if step.Phase == transferv1alpha1.PhaseFailed {
+		if phase == transferv1alpha1.PhaseFailed {
 			typ = v1.EventTypeWarning
 		}
-		c.tell(a, typ, step.Reason, step.Message)
+		c.tellOnce(a, typ, reason, message)
 	}
-	c.cfg.Metrics.ended(r.Spec.Source.Kind, step.Phase)
-	klog.FromContext(ctx).Info("Transfer ended", "phase", step.Phase, "reason", step.Reason)
-	if step.Phase == transferv1alpha1.PhaseCompleted {
+	if err := c.removeFinalizer(ctx, r); err != nil {
+		return 0, err
+	}
+	c.cfg.Metrics.ended(r.Spec.Source.Kind, phase)
+	klog.FromContext(ctx).Info("Transfer ended", "phase", phase, "reason", reason)
+	if phase == transferv1alpha1.PhaseCompleted {
 		return c.cfg.Retention + time.Second, nil
 	}
 	return 0, nil
@@ -197,12 +212,9 @@ func (c *Controller) removeFinalizer(ctx context.Context, r *transferv1alpha1.St
 	return err
 }
 
-// retire deletes a completed transfer's request and accept once the
+// retire deletes a finished transfer's request and accept once the
 // retention has passed, with an event in both namespaces.
 func (c *Controller) retire(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, a *transferv1alpha1.StorageTransferAccept) (time.Duration, error) {
-	if err := c.removeFinalizer(ctx, r); err != nil {
-		return 0, err
-	}
 	if r.Status.CompletionTime != nil {
 		if left := r.Status.CompletionTime.Add(c.cfg.Retention).Sub(c.clock.Now()); left > 0 {
 			return left, nil
