@@ -3,6 +3,7 @@ package transfer
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -11,6 +12,7 @@ import (
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -44,12 +46,19 @@ const (
 	byClaim = "claim"
 )
 
-// The keys of the queue: a request, or an accept whose request may not
-// exist.
+// The keys of the queue: a request, an accept whose request may not
+// exist, or a claim or snapshot that carries plan.LockAnnotation
+// ("lock/<kind>/<namespace>/<name>"), whose request may not exist either.
 const (
 	requestKeyPrefix = "request/"
 	acceptKeyPrefix  = "accept/"
+	lockKeyPrefix    = "lock/"
 )
+
+// ReasonLockCollected is the reason of the event told when the lock of a
+// request that no longer exists is removed from its source (Normal, on
+// the claim or snapshot).
+const ReasonLockCollected = "LockCollected"
 
 // waitInterval is how soon a transfer that waits is looked at again even
 // if no event says something changed.
@@ -163,7 +172,9 @@ func New(cfg Config) (*Controller, error) {
 			return nil, err
 		}
 	}
-	// What was told on a request or accept is forgotten with it.
+	// What was told on a request or accept is forgotten with it. A
+	// request deleted while it locked its source leaves the lock to
+	// syncLock.
 	for _, inf := range []cache.SharedIndexInformer{c.requests, c.accepts} {
 		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -171,6 +182,9 @@ func New(cfg Config) (*Controller, error) {
 			}
 			if m, ok := obj.(metav1.Object); ok {
 				c.forget(m.GetUID())
+			}
+			if r, ok := obj.(*transferv1alpha1.StorageTransferRequest); ok {
+				c.queue.Add(lockKeyPrefix + objectKey(r.Spec.Source.Kind, r.Namespace, r.Spec.Source.Name))
 			}
 		}}); err != nil {
 			return nil, err
@@ -220,6 +234,8 @@ func (c *Controller) processNext(ctx context.Context) bool {
 		after, err = c.syncRequest(ctx, strings.TrimPrefix(key, requestKeyPrefix))
 	case strings.HasPrefix(key, acceptKeyPrefix):
 		err = c.syncOrphanAccept(ctx, strings.TrimPrefix(key, acceptKeyPrefix))
+	case strings.HasPrefix(key, lockKeyPrefix):
+		err = c.syncLock(ctx, strings.TrimPrefix(key, lockKeyPrefix))
 	}
 	if err != nil {
 		klog.FromContext(ctx).V(2).Info("Will retry", "key", key, "err", err)
@@ -353,7 +369,7 @@ func (c *Controller) snapshotKeys(obj any) []string {
 	if !ok {
 		return nil
 	}
-	return c.requestsOf(transferv1alpha1.KindVolumeSnapshot, s.Namespace, s.Name, s)
+	return append(c.requestsOf(transferv1alpha1.KindVolumeSnapshot, s.Namespace, s.Name, s), lockKeys(transferv1alpha1.KindVolumeSnapshot, s)...)
 }
 
 func (c *Controller) contentKeys(obj any) []string {
@@ -370,7 +386,89 @@ func (c *Controller) claimKeys(obj any) []string {
 	if !ok {
 		return nil
 	}
-	return c.requestsOf(transferv1alpha1.KindPersistentVolumeClaim, pvc.Namespace, pvc.Name, pvc)
+	return append(c.requestsOf(transferv1alpha1.KindPersistentVolumeClaim, pvc.Namespace, pvc.Name, pvc), lockKeys(transferv1alpha1.KindPersistentVolumeClaim, pvc)...)
+}
+
+// lockKeys is the queue key of the lock the claim or snapshot m carries,
+// if it carries one.
+func lockKeys(kind string, m metav1.Object) []string {
+	if _, ok := m.GetAnnotations()[plan.LockAnnotation]; !ok {
+		return nil
+	}
+	return []string{lockKeyPrefix + objectKey(kind, m.GetNamespace(), m.GetName())}
+}
+
+// syncLock removes from the claim or snapshot of key ("<kind>/<namespace>/
+// <name>") the lock of a request that no longer exists, and from a claim
+// plan.Finalizer: a request deleted while it locked its source (its
+// finalizer removed by hand) would leave the source locked for good, a
+// claim undeletable, and every later request waiting with
+// SourceLockedByAnotherTransfer. A request locks its source only once it
+// exists and holds its finalizer, so a lock whose UID no request has is
+// one of a deleted request. The workers start once the caches have
+// synced, but the cache may be behind a request just created: the lock is
+// removed only if the API server lists no request of that UID in the
+// namespace either (one list, only for a lock the cache cannot explain).
+func (c *Controller) syncLock(ctx context.Context, key string) error {
+	kind, rest, _ := strings.Cut(key, "/")
+	var obj interface {
+		metav1.Object
+		runtime.Object
+	}
+	switch kind {
+	case transferv1alpha1.KindPersistentVolumeClaim:
+		if pvc := getAs[*v1.PersistentVolumeClaim](c.claims, rest); pvc != nil {
+			obj = pvc
+		}
+	case transferv1alpha1.KindVolumeSnapshot:
+		if s := getAs[*snapv1.VolumeSnapshot](c.snapshots, rest); s != nil {
+			obj = s
+		}
+	}
+	if obj == nil {
+		return nil
+	}
+	uid := obj.GetAnnotations()[plan.LockAnnotation]
+	if uid == "" {
+		return nil
+	}
+	if held, _ := c.requests.GetIndexer().ByIndex(byUID, uid); len(held) > 0 {
+		return nil // the request's sync takes care of its lock
+	}
+	requests, err := c.cfg.API.TransferV1alpha1().StorageTransferRequests(obj.GetNamespace()).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing the requests that may hold the lock of %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	for _, r := range requests.Items {
+		if string(r.UID) == uid {
+			return nil // the cache is behind: the request exists
+		}
+	}
+	what := "its lock is removed"
+	switch o := obj.(type) {
+	case *v1.PersistentVolumeClaim:
+		pvc := o.DeepCopy()
+		delete(pvc.Annotations, plan.LockAnnotation)
+		if slices.Contains(pvc.Finalizers, plan.Finalizer) {
+			pvc.Finalizers = slices.DeleteFunc(pvc.Finalizers, func(f string) bool { return f == plan.Finalizer })
+			what = "its lock and finalizer are removed"
+		}
+		_, err = c.cfg.Kube.CoreV1().PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
+	case *snapv1.VolumeSnapshot:
+		s := o.DeepCopy()
+		delete(s.Annotations, plan.LockAnnotation)
+		_, err = c.cfg.Snapshot.SnapshotV1().VolumeSnapshots(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
+	}
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("removing the lock of %s %s/%s: %w", kind, obj.GetNamespace(), obj.GetName(), err)
+	}
+	klog.FromContext(ctx).Info("Removed the lock of a request that no longer exists", "kind", kind, "object", klog.KObj(obj), "requestUID", uid)
+	c.tell(obj, v1.EventTypeNormal, ReasonLockCollected, fmt.Sprintf("the StorageTransferRequest of UID %s that locked %s %s/%s is gone: %s",
+		uid, kind, obj.GetNamespace(), obj.GetName(), what))
+	return nil
 }
 
 func (c *Controller) volumeKeys(obj any) []string {

@@ -3,12 +3,16 @@ package transfer
 // Tests of the fixes of issue 23's defects 7, 10, 14 and 16.
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -16,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/tools/cache"
@@ -119,9 +124,9 @@ type byHand struct {
 
 // newByHand makes the controller; fails, when set, fails the first API
 // write it reports true for (with the API server unreachable).
-func newByHand(t *testing.T, kubeObjs, apiObjs []runtime.Object, fails func(clienttesting.Action) bool) *byHand {
+func newByHand(t *testing.T, kubeObjs, snapObjs, apiObjs []runtime.Object, fails func(clienttesting.Action) bool) *byHand {
 	t.Helper()
-	h := &byHand{kube: kubefake.NewClientset(kubeObjs...), snap: snapfake.NewSimpleClientset(), api: fake.NewSimpleClientset(apiObjs...), told: &toldEvents{}}
+	h := &byHand{kube: kubefake.NewClientset(kubeObjs...), snap: snapfake.NewSimpleClientset(snapObjs...), api: fake.NewSimpleClientset(apiObjs...), told: &toldEvents{}}
 	failed := false
 	fault := func(a clienttesting.Action) (bool, runtime.Object, error) {
 		if fails != nil && !failed && fails(a) {
@@ -165,13 +170,15 @@ func (h *byHand) fill(t *testing.T) {
 	accepts, err2 := h.api.TransferV1alpha1().StorageTransferAccepts("").List(ctx, metav1.ListOptions{})
 	claims, err3 := h.kube.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
 	volumes, err4 := h.kube.CoreV1().PersistentVolumes().List(ctx, metav1.ListOptions{})
-	if err := errors.Join(err1, err2, err3, err4); err != nil {
+	snapshots, err5 := h.snap.SnapshotV1().VolumeSnapshots("").List(ctx, metav1.ListOptions{})
+	if err := errors.Join(err1, err2, err3, err4, err5); err != nil {
 		t.Fatal(err)
 	}
 	replace(t, h.c.requests, requests.Items)
 	replace(t, h.c.accepts, accepts.Items)
 	replace(t, h.c.claims, claims.Items)
 	replace(t, h.c.volumes, volumes.Items)
+	replace(t, h.c.snapshots, snapshots.Items)
 }
 
 func replace[T any](t *testing.T, inf cache.SharedIndexInformer, items []T) {
@@ -263,7 +270,7 @@ func TestAnEndedTransferIsCountedAndToldOnceThoughAWriteFails(t *testing.T) {
 	}
 	for name, fails := range tests {
 		t.Run(name, func(t *testing.T) {
-			h := newByHand(t, boundClaim(), rollingBack(), fails)
+			h := newByHand(t, boundClaim(), nil, rollingBack(), fails)
 			var errs []error
 			for range 4 {
 				errs = append(errs, h.syncRequest(t))
@@ -282,5 +289,108 @@ func TestAnEndedTransferIsCountedAndToldOnceThoughAWriteFails(t *testing.T) {
 				t.Errorf("Request = %+v, %v; want Failed, without finalizer", r, err)
 			}
 		})
+	}
+}
+
+// lockedClaim is boundClaim, locked by the request of UID uid.
+func lockedClaim(uid string) []runtime.Object {
+	objs := boundClaim()
+	claim := objs[0].(*v1.PersistentVolumeClaim)
+	claim.Annotations = map[string]string{plan.LockAnnotation: uid}
+	claim.Finalizers = []string{plan.Finalizer}
+	return objs
+}
+
+// lockedSnapshot is readySnapshot, locked by the request of UID uid.
+func lockedSnapshot(uid string) []runtime.Object {
+	objs := readySnapshot()
+	objs[0].(*snapv1.VolumeSnapshot).Annotations = map[string]string{plan.LockAnnotation: uid}
+	return objs
+}
+
+// TestALockIsCollectedOnlyOnceItsRequestIsGone (defect 16): a request
+// deleted while it locked its source (its finalizer removed by hand)
+// leaves the lock behind; it is removed once no request of its UID exists,
+// as the API server says, not only the cache.
+func TestALockIsCollectedOnlyOnceItsRequestIsGone(t *testing.T) {
+	request := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: "earlier", Namespace: "prod", UID: "r0"},
+		Spec:   transferv1alpha1.StorageTransferRequestSpec{Token: testToken},
+		Status: transferv1alpha1.StorageTransferRequestStatus{Phase: transferv1alpha1.PhaseFailed}}
+	tests := map[string]struct {
+		inCache, inAPI bool
+		collected      bool
+	}{
+		"the lock of a deleted request is collected":               {collected: true},
+		"the lock of a request the cache has not seen yet is kept": {inAPI: true},
+		"the lock of a request that exists is kept":                {inCache: true, inAPI: true},
+	}
+	for name, tc := range tests {
+		for _, kind := range []string{transferv1alpha1.KindPersistentVolumeClaim, transferv1alpha1.KindVolumeSnapshot} {
+			t.Run(name+", on a "+kind, func(t *testing.T) {
+				var kubeObjs, snapObjs, apiObjs []runtime.Object
+				if kind == transferv1alpha1.KindPersistentVolumeClaim {
+					kubeObjs = lockedClaim("r0")
+				} else {
+					snapObjs = lockedSnapshot("r0")
+				}
+				if tc.inAPI {
+					r := request.DeepCopy()
+					r.Spec.Source = transferv1alpha1.TransferSource{Kind: kind, Name: "data"}
+					apiObjs = append(apiObjs, r)
+				}
+				h := newByHand(t, kubeObjs, snapObjs, apiObjs, nil)
+				h.fill(t)
+				if !tc.inCache {
+					if err := h.c.requests.GetIndexer().Replace(nil, ""); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var locked metav1.Object
+				if kind == transferv1alpha1.KindPersistentVolumeClaim {
+					locked = getAs[*v1.PersistentVolumeClaim](h.c.claims, "prod/data")
+					h.c.enqueueAll(h.c.claimKeys).OnAdd(locked, true)
+				} else {
+					locked = getAs[*snapv1.VolumeSnapshot](h.c.snapshots, "prod/foo")
+					h.c.enqueueAll(h.c.snapshotKeys).OnAdd(locked, true)
+				}
+				_, ctx := ktesting.NewTestContext(t)
+				for h.c.queue.Len() > 0 {
+					h.c.processNext(ctx)
+				}
+
+				var now metav1.Object
+				if kind == transferv1alpha1.KindPersistentVolumeClaim {
+					now, _ = h.kube.CoreV1().PersistentVolumeClaims("prod").Get(ctx, "data", metav1.GetOptions{})
+				} else {
+					now, _ = h.snap.SnapshotV1().VolumeSnapshots("prod").Get(ctx, "foo", metav1.GetOptions{})
+				}
+				_, lockKept := now.GetAnnotations()[plan.LockAnnotation]
+				finalizerKept := slices.Contains(now.GetFinalizers(), plan.Finalizer)
+				told := h.told.count("prod/"+locked.GetName(), ReasonLockCollected)
+				if tc.collected && (lockKept || finalizerKept || told != 1) {
+					t.Errorf("Lock kept %v, finalizer kept %v, %s told %d times; want the lock and finalizer removed, told once", lockKept, finalizerKept, ReasonLockCollected, told)
+				}
+				if !tc.collected && (!lockKept || finalizerKept != slices.Contains(locked.GetFinalizers(), plan.Finalizer) || told != 0) {
+					t.Errorf("Lock kept %v, finalizer kept %v, %s told %d times; want both as they were, nothing told", lockKept, finalizerKept, ReasonLockCollected, told)
+				}
+			})
+		}
+	}
+}
+
+// TestATransferTakesASourceWhoseLockerIsGone (defect 16): a source left
+// locked by a request deleted by hand is taken by the next request, not
+// left waiting with SourceLockedByAnotherTransfer.
+func TestATransferTakesASourceWhoseLockerIsGone(t *testing.T) {
+	h := newHarness(t, lockedClaim("r0"), nil)
+	h.createRequestAndAccept(transferv1alpha1.KindPersistentVolumeClaim, "data", "")
+	if err := wait.PollUntilContextTimeout(h.ctx, 10*time.Millisecond, 5*time.Second, true, func(context.Context) (bool, error) {
+		r := h.request()
+		return r == nil || r.Status.Record != nil, nil
+	}); err != nil {
+		t.Fatalf("The transfer did not begin: %v; Transferred reason %q", err, h.transferredReason())
+	}
+	if !slices.ContainsFunc(h.eventsSoFar(), func(e string) bool { return strings.HasPrefix(e, v1.EventTypeNormal+" "+ReasonLockCollected+" ") }) {
+		t.Errorf("No %s event", ReasonLockCollected)
 	}
 }
