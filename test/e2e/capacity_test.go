@@ -135,9 +135,10 @@ func lateBindingClass(t *testing.T, prefix, driver string) string {
 	t.Helper()
 	ctx := context.Background()
 	late := storagev1.VolumeBindingWaitForFirstConsumer
-	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%04d", prefix, rand.IntN(10000))},
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"},
 		Provisioner: driver, VolumeBindingMode: &late}
-	if _, err := world.Kube.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{}); err != nil {
+	class, err := world.Kube.StorageV1().StorageClasses().Create(ctx, class, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = world.Kube.StorageV1().StorageClasses().Delete(ctx, class.Name, metav1.DeleteOptions{}) })

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
-	"math/rand/v2"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -38,38 +37,43 @@ func ctxFor(t *testing.T) context.Context {
 	return ctx
 }
 
-// namespace creates a namespace with a unique name starting with prefix and
-// deletes it after the test.
+// namespace creates a namespace whose name the API server generates from
+// prefix, and deletes it after the test. A generated name never collides
+// with an earlier test's namespace that is still terminating.
 func namespace(t *testing.T, prefix string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%04d", prefix, rand.IntN(10000))
-	return exactNamespace(t, name)
+	return createNamespace(t, metav1.ObjectMeta{GenerateName: prefix + "-"})
 }
 
 func exactNamespace(t *testing.T, name string) string {
 	t.Helper()
+	return createNamespace(t, metav1.ObjectMeta{Name: name})
+}
+
+func createNamespace(t *testing.T, meta metav1.ObjectMeta) string {
+	t.Helper()
 	ctx := context.Background()
-	ns := &v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	if _, err := world.Kube.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
+	ns, err := world.Kube.CoreV1().Namespaces().Create(ctx, &v1.Namespace{ObjectMeta: meta}, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = world.Kube.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}) })
-	return name
+	t.Cleanup(func() { _ = world.Kube.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{}) })
+	return ns.Name
 }
 
 // storageClass creates an Immediate-binding class of driver with Delete
 // reclaim policy, named uniquely from prefix.
 func storageClass(t *testing.T, prefix, driver string) string {
 	t.Helper()
-	name := fmt.Sprintf("%s-%04d", prefix, rand.IntN(10000))
-	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: name}, Provisioner: driver}
-	if _, err := world.Kube.StorageV1().StorageClasses().Create(context.Background(), class, metav1.CreateOptions{}); err != nil {
+	class := &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"}, Provisioner: driver}
+	class, err := world.Kube.StorageV1().StorageClasses().Create(context.Background(), class, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		_ = world.Kube.StorageV1().StorageClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+		_ = world.Kube.StorageV1().StorageClasses().Delete(context.Background(), class.Name, metav1.DeleteOptions{})
 	})
-	return name
+	return class.Name
 }
 
 // snapshotClass makes sure a VolumeSnapshotClass for driver exists.

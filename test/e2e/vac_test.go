@@ -60,9 +60,10 @@ func testVolumeAttributesClass(t *testing.T) {
 // uniquely from prefix, and deletes it after the test.
 func attributesClass(t *testing.T, prefix, driver string, params map[string]string) string {
 	t.Helper()
-	vac := &storagev1.VolumeAttributesClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%04d", prefix, rand.IntN(10000))},
+	vac := &storagev1.VolumeAttributesClass{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix + "-"},
 		DriverName: driver, Parameters: params}
-	if _, err := world.Kube.StorageV1().VolumeAttributesClasses().Create(context.Background(), vac, metav1.CreateOptions{}); err != nil {
+	vac, err := world.Kube.StorageV1().VolumeAttributesClasses().Create(context.Background(), vac, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
