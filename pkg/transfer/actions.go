@@ -49,26 +49,45 @@ func (c *Controller) take(ctx context.Context, r *transferv1alpha1.StorageTransf
 			_, err = kube.PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
 		}
 	case plan.ActionUnlockSource:
+		// Only this request's lock: another's (it won the race for the
+		// source) and its finalizer stay.
 		if o.SourceSnapshot != nil {
 			s := o.SourceSnapshot.DeepCopy()
+			if s.Annotations[plan.LockAnnotation] != string(r.UID) {
+				return nil
+			}
 			delete(s.Annotations, plan.LockAnnotation)
 			_, err = snaps.VolumeSnapshots(s.Namespace).Update(ctx, s, metav1.UpdateOptions{})
 		} else {
 			pvc := o.SourceClaim.DeepCopy()
+			if holder, ok := pvc.Annotations[plan.LockAnnotation]; ok && holder != string(r.UID) {
+				return nil
+			}
 			delete(pvc.Annotations, plan.LockAnnotation)
 			pvc.Finalizers = slices.DeleteFunc(pvc.Finalizers, func(f string) bool { return f == plan.Finalizer })
 			_, err = kube.PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
 		}
 	case plan.ActionRetainSourceContent:
-		err = c.setDeletionPolicy(ctx, o.SourceContent, snapv1.VolumeSnapshotContentRetain)
+		err = c.holdContent(ctx, o.SourceContent, snapv1.VolumeSnapshotContentRetain, string(r.UID))
 	case plan.ActionRestoreSourceDeletionPolicy:
-		err = c.setDeletionPolicy(ctx, o.SourceContent, snapv1.DeletionPolicy(rec.OriginalDeletionPolicy))
+		err = c.holdContent(ctx, o.SourceContent, snapv1.DeletionPolicy(rec.OriginalDeletionPolicy), "")
 	case plan.ActionRestoreDeletionPolicy:
-		err = c.setDeletionPolicy(ctx, o.TargetContent, snapv1.DeletionPolicy(rec.OriginalDeletionPolicy))
+		content := o.TargetContent
+		if rec.Returning {
+			content = o.ReturnContent
+		}
+		err = c.setDeletionPolicy(ctx, content, snapv1.DeletionPolicy(rec.OriginalDeletionPolicy))
 	case plan.ActionCreateTargetContent:
-		_, err = snaps.VolumeSnapshotContents().Create(ctx, targetContent(r, o.SourceContent), metav1.CreateOptions{})
+		return created(snaps.VolumeSnapshotContents().Create(ctx, targetContent(r, o.SourceContent), metav1.CreateOptions{}))
 	case plan.ActionCreateTargetSnapshot:
-		_, err = snaps.VolumeSnapshots(r.Status.TargetNamespace).Create(ctx, targetSnapshot(r), metav1.CreateOptions{})
+		return created(snaps.VolumeSnapshots(r.Status.TargetNamespace).Create(ctx, targetSnapshot(r), metav1.CreateOptions{}))
+	case plan.ActionCreateReturnContent:
+		return created(snaps.VolumeSnapshotContents().Create(ctx, returnContent(r, o.SourceContent), metav1.CreateOptions{}))
+	case plan.ActionReturnSource:
+		if r.Spec.Source.Kind == transferv1alpha1.KindVolumeSnapshot {
+			return created(snaps.VolumeSnapshots(r.Namespace).Create(ctx, returnSnapshot(r), metav1.CreateOptions{}))
+		}
+		return created(kube.PersistentVolumeClaims(r.Namespace).Create(ctx, returnClaim(r), metav1.CreateOptions{}))
 	case plan.ActionDeleteSource:
 		uid := types.UID(rec.SourceUID)
 		opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}}
@@ -93,11 +112,13 @@ func (c *Controller) take(ctx context.Context, r *transferv1alpha1.StorageTransf
 	case plan.ActionRestoreReclaimPolicy:
 		err = c.setReclaimPolicy(ctx, o.Volume, rec.OriginalReclaimPolicy)
 	case plan.ActionReserveVolume:
-		pv := o.Volume.DeepCopy()
-		pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: r.Status.TargetNamespace, Name: r.Spec.TargetName}
-		_, err = kube.PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+		err = c.bindVolume(ctx, o.Volume, o.TargetClaim)
+	case plan.ActionReserveVolumeForSource:
+		err = c.bindVolume(ctx, o.Volume, o.SourceClaim)
 	case plan.ActionCreateTargetClaim:
-		_, err = kube.PersistentVolumeClaims(r.Status.TargetNamespace).Create(ctx, targetClaim(r), metav1.CreateOptions{})
+		return created(kube.PersistentVolumeClaims(r.Status.TargetNamespace).Create(ctx, targetClaim(r), metav1.CreateOptions{}))
+	case plan.ActionDeleteTargetClaim:
+		err = kube.PersistentVolumeClaims(o.TargetClaim.Namespace).Delete(ctx, o.TargetClaim.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &o.TargetClaim.UID}})
 	case plan.ActionReleaseSource:
 		pvc := o.SourceClaim.DeepCopy()
 		pvc.Finalizers = slices.DeleteFunc(pvc.Finalizers, func(f string) bool { return f == plan.Finalizer })
@@ -111,6 +132,33 @@ func (c *Controller) take(ctx context.Context, r *transferv1alpha1.StorageTransf
 	return err
 }
 
+// created is the outcome of a create: one that already exists is not an
+// error (the next plan checks it is this transfer's), one refused is, also
+// NotFound (the namespace is gone: nothing was created).
+func created[T any](_ T, err error) error {
+	if apierrors.IsAlreadyExists(err) {
+		return nil
+	}
+	return err
+}
+
+// Refusal reports whether err is the API server refusing a create for
+// good, until someone changes the namespace (its admission, a quota, a
+// policy, the namespace terminating or gone), rather than a failure worth
+// retrying at once.
+func Refusal(err error) bool {
+	return apierrors.IsForbidden(err) || apierrors.IsNotFound(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)
+}
+
+// bindVolume binds pv to claim, UID and all: the PV controller then binds
+// the claim (Pending, naming pv) to it.
+func (c *Controller) bindVolume(ctx context.Context, pv *v1.PersistentVolume, claim *v1.PersistentVolumeClaim) error {
+	pv = pv.DeepCopy()
+	pv.Spec.ClaimRef = &v1.ObjectReference{Kind: "PersistentVolumeClaim", APIVersion: "v1", Namespace: claim.Namespace, Name: claim.Name, UID: claim.UID}
+	_, err := c.cfg.Kube.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{})
+	return err
+}
+
 // exactly deletes the object as observed: a content is deleted because it
 // was seen Retain, and a stale cache must not delete one that has been
 // set to Delete since (the backend snapshot would go with it).
@@ -120,6 +168,25 @@ func exactly(m *metav1.ObjectMeta) metav1.DeleteOptions {
 		p.ResourceVersion = &m.ResourceVersion
 	}
 	return metav1.DeleteOptions{Preconditions: p}
+}
+
+// holdContent sets the deletionPolicy of the source content and, in the
+// same write, its lock: the UID of the request that retained it ("" to
+// remove it). Once its snapshot is gone, the lock is how a transfer knows
+// that the content is Retain because of it, not because of another.
+func (c *Controller) holdContent(ctx context.Context, content *snapv1.VolumeSnapshotContent, policy snapv1.DeletionPolicy, lock string) error {
+	if content.Spec.DeletionPolicy == policy && content.Annotations[plan.LockAnnotation] == lock {
+		return nil
+	}
+	content = content.DeepCopy()
+	content.Spec.DeletionPolicy = policy
+	if lock == "" {
+		delete(content.Annotations, plan.LockAnnotation)
+	} else {
+		metav1.SetMetaDataAnnotation(&content.ObjectMeta, plan.LockAnnotation, lock)
+	}
+	_, err := c.cfg.Snapshot.SnapshotV1().VolumeSnapshotContents().Update(ctx, content, metav1.UpdateOptions{})
+	return err
 }
 
 func (c *Controller) setDeletionPolicy(ctx context.Context, content *snapv1.VolumeSnapshotContent, policy snapv1.DeletionPolicy) error {
@@ -182,17 +249,46 @@ func targetContent(r *transferv1alpha1.StorageTransferRequest, source *snapv1.Vo
 	return c
 }
 
+// returnContent is the pre-provisioned content that gives the backend
+// snapshot back to the source namespace: as targetContent, naming the
+// source's namespace and name.
+func returnContent(r *transferv1alpha1.StorageTransferRequest, source *snapv1.VolumeSnapshotContent) *snapv1.VolumeSnapshotContent {
+	c := targetContent(r, source)
+	c.Name = plan.ReturnContentName(r)
+	c.Spec.VolumeSnapshotRef.Namespace, c.Spec.VolumeSnapshotRef.Name = r.Namespace, r.Spec.Source.Name
+	return c
+}
+
 // targetSnapshot is the target VolumeSnapshot, bound to the target content.
 func targetSnapshot(r *transferv1alpha1.StorageTransferRequest) *snapv1.VolumeSnapshot {
+	return snapshotOn(r, r.Status.TargetNamespace, r.Spec.TargetName, r.Status.Record.TargetContentName)
+}
+
+// returnSnapshot is the source snapshot created again, bound to the
+// return content.
+func returnSnapshot(r *transferv1alpha1.StorageTransferRequest) *snapv1.VolumeSnapshot {
+	return snapshotOn(r, r.Namespace, r.Spec.Source.Name, plan.ReturnContentName(r))
+}
+
+// snapshotOn is a VolumeSnapshot namespace/name bound to content.
+func snapshotOn(r *transferv1alpha1.StorageTransferRequest, namespace, name, content string) *snapv1.VolumeSnapshot {
 	rec := r.Status.Record
 	s := &snapv1.VolumeSnapshot{
-		ObjectMeta: owned(r, r.Spec.TargetName, r.Status.TargetNamespace),
-		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: ptr.To(rec.TargetContentName)}},
+		ObjectMeta: owned(r, name, namespace),
+		Spec:       snapv1.VolumeSnapshotSpec{Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: ptr.To(content)}},
 	}
 	if rec.VolumeSnapshotClassName != "" {
 		s.Spec.VolumeSnapshotClassName = ptr.To(rec.VolumeSnapshotClassName)
 	}
 	return s
+}
+
+// returnClaim is the source claim created again: as targetClaim, in the
+// source namespace under the source's name.
+func returnClaim(r *transferv1alpha1.StorageTransferRequest) *v1.PersistentVolumeClaim {
+	pvc := targetClaim(r)
+	pvc.ObjectMeta = owned(r, r.Spec.Source.Name, r.Namespace)
+	return pvc
 }
 
 // targetClaim is the target claim: the recorded spec of the source, bound

@@ -334,6 +334,8 @@ func (w *world) judge(d *datum, lastErr map[string]error) (string, string) {
 			return "handed-over-though-its-request-was-deleted", fmt.Sprintf("%s owns the backend %s %s, yet when the source began to be deleted (by the %s) its request was gone or being deleted", keyOf(owners[0]), d.kind, d.handle, d.left.by)
 		case byUser && !d.left.accept[uid]:
 			return "handed-over-though-its-accept-was-deleted", fmt.Sprintf("%s owns the backend %s %s, yet when the source began to be deleted (by the %s) no accept matched its request", keyOf(owners[0]), d.kind, d.handle, d.left.by)
+		case owner.GetNamespace() == d.source.namespace && owner.GetName() == d.source.name:
+			// Given back: the source's own namespace and name.
 		case d.left.accept[uid] && d.left.namespace[uid] != nsUID:
 			return "handed-to-a-namespace-that-did-not-accept", fmt.Sprintf("%s owns the backend %s %s, but its namespace is not the one whose accept matched when the source began to be deleted", keyOf(owners[0]), d.kind, d.handle)
 		}
@@ -461,13 +463,10 @@ func (w *world) checkLeftBehind() {
 			w.violated(kindName(r)+"-request-finalizer-left-behind", fmt.Sprintf("%s was deleted and its transfer ended, but it keeps its finalizer", keyOf(r)))
 		}
 	}
-	for _, res := range []string{resClaims, resSnapshots} {
+	for _, res := range []string{resClaims, resSnapshots, resContents} {
 		for _, obj := range w.list(res, "") {
 			m := metaOf(obj)
-			kind := "claim"
-			if res == resSnapshots {
-				kind = "snapshot"
-			}
+			kind := map[string]string{resClaims: "claim", resSnapshots: "snapshot", resContents: "content"}[res]
 			if uid, ok := m.GetAnnotations()[plan.LockAnnotation]; ok && !underWay[uid] {
 				w.violated(kind+"-lock-left-behind", fmt.Sprintf("%s keeps the lock of request %s, which is not under way", keyOf(obj), uid))
 			}

@@ -96,34 +96,13 @@ import (
 // name, with the defect of issue 23 each is an instance of. Delete an
 // entry with the fix that removes it.
 var knownDefects = map[string]string{
-	// Defect 2: the source claim is deleted before anything checks that
-	// the target namespace admits the target claim.
-	"claim-stranded-by-refused-target":                     "issue 23 defect 2: a quota refuses the target claim after the source claim was deleted",
-	"claim-stranded-by-terminating-target-namespace":       "issue 23 defect 2: a terminating target namespace refuses the target claim after the source claim was deleted",
-	"claim-backend-leaked-by-terminating-target-namespace": "issue 23 defect 2: the target namespace, deleted and held terminating once the target claim exists, refuses it again; the volume stays Retain",
-	"snapshot-backend-leaked-by-terminating-target-namespace": "issue 23 defect 2, for a snapshot: the target namespace deleted (held terminating) past the point of no return takes the target snapshot; " +
-		"the transfer is refused re-creating it, both contents stay Retain",
-	// Defect 3: the target name is not reserved before the point of no
-	// return, and NeedsAttention advises deleting the claim that took it.
-	"claim-stranded-by-the-target-of-another-transfer": "issue 23 defect 3: two claim transfers to one target name both pass the point of no return",
-	"claim-stranded-by-taken-target-name":              "issue 23 defect 3: the target name, not reserved, is taken by the target's owner past the point of no return",
-	"claim-advises-deleting-data":                      "issue 23 defect 3: NeedsAttention tells the loser to delete the claim that took the target name, and its data",
-	// Defect 4: a create that gets NotFound (target namespace gone)
-	// counts as done.
-	"claim-stranded-by-gone-target-namespace":          "issue 23 defect 4: the target namespace is gone past the point of no return; the transfer spins on NotFound",
-	"claim-backend-leaked-by-gone-target-namespace":    "issue 23 defect 4: the target claim goes with its namespace; the transfer spins on NotFound, the volume stays Retain",
-	"snapshot-backend-leaked-by-gone-target-namespace": "issue 23 defect 4, for a snapshot: the target snapshot goes with its namespace; the transfer spins on NotFound, the contents stay Retain",
-	// Defect 5: the request and the source deleted together.
-	"claim-handed-over-though-its-request-was-deleted":    "issue 23 defect 5: the request and the source claim deleted together, the claim is handed over",
-	"snapshot-handed-over-though-its-request-was-deleted": "issue 23 defect 5: the request and the source snapshot deleted together, the snapshot is handed over",
-	// Found by the explorer, not in issue 23's list.
-	"claim-source-deleted-though-its-accept-was-deleted": "explorer: the accept deleted while the controller takes the point of no return (its accept cache behind); " +
-		"only the request is fenced, by the record's resourceVersion precondition",
+	// Found by the explorer, not in issue 23's list. The accept is read
+	// from a cache; only the request is fenced (the record's
+	// resourceVersion precondition). An accept deleted between the
+	// controller's look and the source's deletion is not seen: no API
+	// call checks one object and deletes another atomically.
+	"claim-source-deleted-though-its-accept-was-deleted":    "explorer: the accept deleted while the controller takes the point of no return (its accept cache behind)",
 	"snapshot-source-deleted-though-its-accept-was-deleted": "explorer: as claim-source-deleted-though-its-accept-was-deleted, for a snapshot",
-	"snapshot-names-deleted-data": "explorer: the target snapshot deleted with its namespace after RestoreDeletionPolicy (the backend snapshot goes under Delete); " +
-		"the transfer, not yet Completed, re-creates a target content naming the deleted backend snapshot",
-	"snapshot-stalls-silently-by-refused-target": "explorer, defect 2's snapshot side: a target snapshot refused before the point of no return; " +
-		"the transfer keeps the lock and Retain and says Transferring forever",
 }
 
 func TestExploreTransfers(t *testing.T) {

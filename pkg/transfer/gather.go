@@ -34,6 +34,9 @@ func (c *Controller) gather(r *transferv1alpha1.StorageTransferRequest) *plan.Ob
 			o.SourceContent = getAs[*snapv1.VolumeSnapshotContent](c.contents, contentName)
 		}
 		o.TargetContent = getAs[*snapv1.VolumeSnapshotContent](c.contents, plan.TargetContentName(r))
+		if rec != nil && rec.Returning {
+			o.ReturnContent = getAs[*snapv1.VolumeSnapshotContent](c.contents, plan.ReturnContentName(r))
+		}
 		if targetNS != "" {
 			o.TargetSnapshot = getAs[*snapv1.VolumeSnapshot](c.snapshots, targetNS+"/"+r.Spec.TargetName)
 		}

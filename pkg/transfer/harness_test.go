@@ -2,6 +2,9 @@ package transfer
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,8 +14,11 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/wait"
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	clienttesting "k8s.io/client-go/testing"
@@ -23,6 +29,9 @@ import (
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
 )
+
+// pvcProtection is kube-controller-manager's finalizer on claims.
+const pvcProtection = "kubernetes.io/pvc-protection"
 
 // testToken is what the controller under test sets as token.
 const testToken = "dGVzdC10b2tlbi0xMjM0NTY3"
@@ -43,6 +52,8 @@ type harness struct {
 	stop func()
 	// fault, when set, fails the API calls it returns an error for.
 	fault atomic.Pointer[func(clienttesting.Action) error]
+	// rv numbers the requests' resourceVersions.
+	rv atomic.Int64
 }
 
 func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
@@ -62,11 +73,83 @@ func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
 	}
 	h.kube.PrependReactor("*", "*", injectFault)
 	h.snap.PrependReactor("*", "*", injectFault)
+	// The API server gives every object it creates a UID.
+	setUID := func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if m, err := meta.Accessor(a.(clienttesting.CreateAction).GetObject()); err == nil && m.GetUID() == "" {
+			m.SetUID(uuid.NewUUID())
+		}
+		return false, nil, nil
+	}
+	h.kube.PrependReactor("create", "*", setUID)
+	h.snap.PrependReactor("create", "*", setUID)
+	h.kube.PrependReactor("delete", "persistentvolumeclaims", h.deleteHeldClaim)
+	h.kube.PrependReactor("update", "persistentvolumeclaims", h.removeReleasedClaim)
+	h.api.PrependReactor("create", "storagetransferrequests", setUID)
+	h.api.PrependReactor("update", "storagetransferrequests", h.updateIfCurrent)
 	var wg sync.WaitGroup
 	h.c, h.stop = h.startController()
 	wg.Go(h.playControllers)
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return h
+}
+
+// deleteHeldClaim deletes a claim as the API server does: one held by a
+// finalizer is only marked deleted.
+func (h *harness) deleteHeldClaim(a clienttesting.Action) (bool, runtime.Object, error) {
+	d := a.(clienttesting.DeleteAction)
+	obj, err := h.kube.Tracker().Get(d.GetResource(), d.GetNamespace(), d.GetName())
+	if err != nil {
+		return false, nil, nil
+	}
+	pvc := obj.(*v1.PersistentVolumeClaim).DeepCopy()
+	if len(pvc.Finalizers) == 0 {
+		return false, nil, nil
+	}
+	if pvc.DeletionTimestamp == nil {
+		now := metav1.Now()
+		pvc.DeletionTimestamp = &now
+		if err := h.kube.Tracker().Update(d.GetResource(), pvc, pvc.Namespace); err != nil {
+			return true, nil, err
+		}
+	}
+	return true, nil, nil
+}
+
+// letDeletedClaimGo plays pvc-protection (the claim's pods are not
+// modeled once it is deleted).
+func (h *harness) letDeletedClaimGo(ctx context.Context, pvc *v1.PersistentVolumeClaim) {
+	if i := slices.Index(pvc.Finalizers, pvcProtection); i >= 0 {
+		pvc.Finalizers = slices.Delete(pvc.Finalizers, i, i+1)
+		_, _ = h.kube.CoreV1().PersistentVolumeClaims(pvc.Namespace).Update(ctx, pvc, metav1.UpdateOptions{})
+	}
+}
+
+// removeReleasedClaim removes, as the API server does, a deleted claim
+// whose last finalizer an update removes.
+func (h *harness) removeReleasedClaim(a clienttesting.Action) (bool, runtime.Object, error) {
+	u := a.(clienttesting.UpdateAction)
+	pvc, ok := u.GetObject().(*v1.PersistentVolumeClaim)
+	if !ok || pvc.DeletionTimestamp == nil || len(pvc.Finalizers) > 0 || u.GetSubresource() != "" {
+		return false, nil, nil
+	}
+	return true, pvc, h.kube.Tracker().Delete(u.GetResource(), pvc.Namespace, pvc.Name)
+}
+
+// updateIfCurrent refuses, as the API server does, an update of a request
+// from a resourceVersion that is not the current one: the controller's
+// write-ahead record is fenced by it.
+func (h *harness) updateIfCurrent(a clienttesting.Action) (bool, runtime.Object, error) {
+	u := a.(clienttesting.UpdateAction)
+	r := u.GetObject().(*transferv1alpha1.StorageTransferRequest)
+	cur, err := h.api.Tracker().Get(u.GetResource(), u.GetNamespace(), r.Name)
+	if err != nil {
+		return false, nil, nil
+	}
+	if current := cur.(*transferv1alpha1.StorageTransferRequest).ResourceVersion; r.ResourceVersion != current {
+		return true, nil, apierrors.NewConflict(u.GetResource().GroupResource(), r.Name, fmt.Errorf("resourceVersion %q is not %q", r.ResourceVersion, current))
+	}
+	r.ResourceVersion = strconv.FormatInt(h.rv.Add(1), 10)
+	return false, nil, nil
 }
 
 // startController runs another controller (a replica) on the harness's
@@ -108,6 +191,10 @@ func (h *harness) playControllers() {
 		}
 		claims, _ := h.kube.CoreV1().PersistentVolumeClaims("").List(ctx, metav1.ListOptions{})
 		for _, pvc := range claims.Items {
+			if pvc.DeletionTimestamp != nil {
+				h.letDeletedClaimGo(ctx, &pvc)
+				continue
+			}
 			if pvc.Status.Phase == v1.ClaimBound || pvc.Spec.VolumeName == "" {
 				continue
 			}

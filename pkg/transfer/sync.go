@@ -59,9 +59,12 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		}
 		o.Request = r
 	}
-	updated, err := c.writeStatus(ctx, r, o, step)
-	if err != nil {
-		return 0, err
+	updated := r
+	if !retryingRefused(r, step) {
+		var err error
+		if updated, err = c.writeStatus(ctx, r, o, step); err != nil {
+			return 0, err
+		}
 	}
 	switch step.Action {
 	case plan.ActionNone, plan.ActionBegin, plan.ActionStartRollback:
@@ -70,6 +73,19 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	default:
 		logger.V(2).Info("Taking a step", "action", step.Action)
 		if err := c.take(ctx, updated, o, step.Action); err != nil {
+			if created := creates(step.Action); created && Refusal(err) {
+				// Refused until someone changes the namespace: the plan
+				// says what follows, and the status says why.
+				o.Request = updated
+				refused := plan.Refused(o, step.Action, err.Error())
+				if _, err := c.writeStatus(ctx, updated, o, refused); err != nil {
+					return 0, err
+				}
+				if refused.Action == plan.ActionNone {
+					return waitInterval, nil
+				}
+				return 0, nil
+			}
 			// A conflict is a cache behind an object another controller
 			// just wrote: retried at once, not worth an event.
 			if !apierrors.IsConflict(err) {
@@ -78,10 +94,31 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 			return 0, fmt.Errorf("%s: %w", step.Action, err)
 		}
 	}
-	if step.Action == plan.ActionNone {
+	if step.Action == plan.ActionNone && step.Record == nil {
 		return waitInterval, nil
 	}
 	return 0, nil
+}
+
+// retryingRefused reports whether step retries a create the target
+// refused, with nothing new to record: the status keeps saying why it was
+// refused until the create succeeds.
+func retryingRefused(r *transferv1alpha1.StorageTransferRequest, step plan.Step) bool {
+	rec := r.Status.Record
+	cond := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionTransferred)
+	return creates(step.Action) && rec != nil && rec.Step == string(step.Action) &&
+		(step.Record == nil || apiequality.Semantic.DeepEqual(step.Record, rec)) &&
+		cond != nil && cond.Reason == plan.ReasonTargetRefused && !rec.Returning
+}
+
+// creates reports whether action a creates an object.
+func creates(a plan.Action) bool {
+	switch a {
+	case plan.ActionCreateTargetClaim, plan.ActionCreateTargetSnapshot, plan.ActionCreateTargetContent,
+		plan.ActionCreateReturnContent, plan.ActionReturnSource:
+		return true
+	}
+	return false
 }
 
 // setToken gives r a new token. The token is neither logged nor put in an

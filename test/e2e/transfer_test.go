@@ -16,6 +16,7 @@ import (
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -44,6 +45,7 @@ func TestE2ETransfer(t *testing.T) {
 	t.Run("ClaimTestPlan", func(t *testing.T) { testTransferClaim(t, api, class, nil) })
 	t.Run("Refusals", func(t *testing.T) { testTransferRefusals(t, api, class) })
 	t.Run("CELRules", func(t *testing.T) { testTransferCEL(t, api) })
+	t.Run("ClaimRefusedByAQuota", func(t *testing.T) { testTransferRefusedByQuota(t, api, class) })
 	// The crash tests need a controller whose every API write waits for
 	// its client's rate limiter (2 per second), so that the test sees the
 	// record of each step and kills the controller before the step's
@@ -69,7 +71,7 @@ func TestE2ETransfer(t *testing.T) {
 var (
 	snapshotSteps = []string{"Begin", "LockSource", "RetainSourceContent", "CreateTargetContent", "CreateTargetSnapshot",
 		"DeleteSource", "DeleteSourceContent", "RestoreDeletionPolicy"}
-	claimSteps = []string{"Begin", "LockSource", "RetainVolume", "DeleteSource", "ReserveVolume", "CreateTargetClaim",
+	claimSteps = []string{"Begin", "LockSource", "RetainVolume", "CreateTargetClaim", "DeleteSource", "ReserveVolume",
 		"RestoreReclaimPolicy", "ReleaseSource"}
 )
 
@@ -256,6 +258,50 @@ func testTransferClaim(t *testing.T, api generated.Interface, class string, tc *
 	}
 	if !backendHas(s, "volumes", moved.Spec.CSI.VolumeHandle) {
 		t.Errorf("the volume %s is gone from the driver", moved.Spec.CSI.VolumeHandle)
+	}
+}
+
+// testTransferRefusedByQuota: a ResourceQuota of the target namespace
+// refuses the target claim (kube-apiserver's quota admission). The source
+// is not deleted: the transfer waits, saying why (issue 23 defect 2), and
+// goes on, data and all, once the quota admits the claim.
+func testTransferRefusedByQuota(t *testing.T, api generated.Interface, class string) {
+	s := world.Local
+	src, dst := namespace(t, "xfer-src"), namespace(t, "xfer-dst")
+	quota := &v1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "no-claims", Namespace: dst},
+		Spec: v1.ResourceQuotaSpec{Hard: v1.ResourceList{v1.ResourcePersistentVolumeClaims: resource.MustParse("0")}}}
+	if _, err := world.Kube.CoreV1().ResourceQuotas(dst).Create(context.Background(), quota, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createPVC(t, src, "data", class)
+	pv := waitBound(t, src, "data")
+	writeData(t, s, pv, "refused by a quota "+src)
+
+	token := offer(t, api, src, "move", transferv1alpha1.KindPersistentVolumeClaim, "data")
+	accept(t, api, dst, src, "move", token)
+	waitRequestReason(t, api, src, "move", plan.ReasonTargetRefused, "forbidden")
+	source, err := world.Kube.CoreV1().PersistentVolumeClaims(src).Get(context.Background(), "data", metav1.GetOptions{})
+	if err != nil || source.DeletionTimestamp != nil {
+		t.Fatalf("the source claim is %+v, %v; want it intact while the target namespace refuses the claim", source, err)
+	}
+
+	if err := world.Kube.CoreV1().ResourceQuotas(dst).Delete(context.Background(), "no-claims", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The controller tries again within 30 s; a label on the request makes
+	// it try now.
+	r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(context.Background(), "move", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Labels = map[string]string{"quota": "lifted"}
+	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Update(context.Background(), r, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitTransferGone(t, api, src, dst, nil)
+	moved := waitBound(t, dst, "bar")
+	if got, want := readData(t, s, moved), "refused by a quota "+src; got != want {
+		t.Errorf("data %q, want %q", got, want)
 	}
 }
 

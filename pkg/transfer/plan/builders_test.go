@@ -2,6 +2,7 @@ package plan
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
@@ -21,7 +22,11 @@ import (
 type world struct {
 	o       Observed
 	deleted bool // the accept was deleted
+	test    *testing.T
 }
+
+// t is the test a table case runs in.
+func (w *world) t() *testing.T { return w.test }
 
 func newSnapshotWorld() *world {
 	r := &transferv1alpha1.StorageTransferRequest{
@@ -72,7 +77,7 @@ func (w *world) apply(s Step) bool {
 	}
 	owned := metav1.ObjectMeta{Annotations: map[string]string{RequestAnnotation: string(r.UID)}}
 	switch s.Action {
-	case ActionNone, ActionBegin, ActionStartRollback, ActionComplete, ActionFail:
+	case ActionNone, ActionBegin, ActionStartRollback, ActionStartReturn, ActionComplete, ActionFail:
 	case ActionLockSource:
 		if o.SourceSnapshot != nil {
 			setAnn(&o.SourceSnapshot.ObjectMeta, LockAnnotation, string(r.UID))
@@ -83,14 +88,16 @@ func (w *world) apply(s Step) bool {
 	case ActionUnlockSource:
 		if o.SourceSnapshot != nil {
 			delete(o.SourceSnapshot.Annotations, LockAnnotation)
-		} else {
+		} else if !lockedByOther(o.SourceClaim, r) {
 			delete(o.SourceClaim.Annotations, LockAnnotation)
 			o.SourceClaim.Finalizers = slices.DeleteFunc(o.SourceClaim.Finalizers, func(f string) bool { return f == Finalizer })
 		}
 	case ActionRetainSourceContent:
 		o.SourceContent.Spec.DeletionPolicy = snapv1.VolumeSnapshotContentRetain
+		setAnn(&o.SourceContent.ObjectMeta, LockAnnotation, string(r.UID))
 	case ActionRestoreSourceDeletionPolicy:
 		o.SourceContent.Spec.DeletionPolicy = snapv1.DeletionPolicy(r.Status.Record.OriginalDeletionPolicy)
+		delete(o.SourceContent.Annotations, LockAnnotation)
 	case ActionCreateTargetContent:
 		c := &snapv1.VolumeSnapshotContent{ObjectMeta: *owned.DeepCopy(), Spec: snapv1.VolumeSnapshotContentSpec{
 			VolumeSnapshotRef: v1.ObjectReference{Namespace: targetNS, Name: r.Spec.TargetName},
@@ -116,13 +123,40 @@ func (w *world) apply(s Step) bool {
 	case ActionDeleteTargetContent:
 		o.TargetContent = nil
 	case ActionRestoreDeletionPolicy:
-		o.TargetContent.Spec.DeletionPolicy = snapv1.DeletionPolicy(r.Status.Record.OriginalDeletionPolicy)
+		if r.Status.Record.Returning {
+			o.ReturnContent.Spec.DeletionPolicy = snapv1.DeletionPolicy(r.Status.Record.OriginalDeletionPolicy)
+		} else {
+			o.TargetContent.Spec.DeletionPolicy = snapv1.DeletionPolicy(r.Status.Record.OriginalDeletionPolicy)
+		}
+	case ActionCreateReturnContent:
+		c := &snapv1.VolumeSnapshotContent{ObjectMeta: *owned.DeepCopy(), Spec: snapv1.VolumeSnapshotContentSpec{
+			VolumeSnapshotRef: v1.ObjectReference{Namespace: r.Namespace, Name: r.Spec.Source.Name},
+			DeletionPolicy:    snapv1.VolumeSnapshotContentRetain, Driver: r.Status.Record.Driver,
+			Source: snapv1.VolumeSnapshotContentSource{SnapshotHandle: ptr.To(r.Status.Record.SnapshotHandle)}}}
+		c.Name = ReturnContentName(r)
+		o.ReturnContent = c
+	case ActionReturnSource:
+		if r.Spec.Source.Kind == transferv1alpha1.KindVolumeSnapshot {
+			b := &snapv1.VolumeSnapshot{ObjectMeta: *owned.DeepCopy(), Spec: snapv1.VolumeSnapshotSpec{
+				Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: ptr.To(ReturnContentName(r))}}}
+			b.Name, b.Namespace, b.UID = r.Spec.Source.Name, r.Namespace, "back"
+			o.SourceSnapshot = b
+		} else {
+			b := &v1.PersistentVolumeClaim{ObjectMeta: *owned.DeepCopy(), Spec: *r.Status.Record.ClaimSpec.DeepCopy()}
+			b.Name, b.Namespace, b.UID = r.Spec.Source.Name, r.Namespace, "back"
+			b.Spec.VolumeName = r.Status.Record.VolumeName
+			o.SourceClaim = b
+		}
+	case ActionReserveVolumeForSource:
+		o.Volume.Spec.ClaimRef = &v1.ObjectReference{Namespace: o.SourceClaim.Namespace, Name: o.SourceClaim.Name, UID: o.SourceClaim.UID}
+	case ActionDeleteTargetClaim:
+		o.TargetClaim = nil
 	case ActionRetainVolume:
 		o.Volume.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimRetain
 	case ActionRestoreReclaimPolicy:
 		o.Volume.Spec.PersistentVolumeReclaimPolicy = r.Status.Record.OriginalReclaimPolicy
 	case ActionReserveVolume:
-		o.Volume.Spec.ClaimRef = &v1.ObjectReference{Namespace: targetNS, Name: r.Spec.TargetName}
+		o.Volume.Spec.ClaimRef = &v1.ObjectReference{Namespace: targetNS, Name: r.Spec.TargetName, UID: o.TargetClaim.UID}
 	case ActionCreateTargetClaim:
 		c := &v1.PersistentVolumeClaim{ObjectMeta: *owned.DeepCopy(), Spec: *r.Status.Record.ClaimSpec.DeepCopy()}
 		c.Name, c.Namespace, c.UID = r.Spec.TargetName, targetNS, "c2"
@@ -154,10 +188,19 @@ func (w *world) settle() {
 	if v := o.Volume; v != nil && v.Spec.ClaimRef != nil && v.Spec.ClaimRef.UID == "" {
 		v.Status.Phase = v1.VolumeAvailable // pre-bound
 	}
-	if t := o.TargetClaim; t != nil && o.Volume != nil && o.Volume.Spec.ClaimRef != nil &&
-		o.Volume.Spec.ClaimRef.Namespace == t.Namespace && o.Volume.Spec.ClaimRef.Name == t.Name {
-		o.Volume.Spec.ClaimRef.UID = t.UID
-		t.Status.Phase = v1.ClaimBound
+	for _, c := range []*v1.PersistentVolumeClaim{o.TargetClaim, o.SourceClaim} {
+		if o.Volume == nil || c == nil {
+			continue
+		}
+		if ref := o.Volume.Spec.ClaimRef; ref != nil && c.Spec.VolumeName == o.Volume.Name &&
+			ref.Namespace == c.Namespace && ref.Name == c.Name && (ref.UID == "" || ref.UID == c.UID) {
+			ref.UID = c.UID
+			c.Status.Phase = v1.ClaimBound
+		}
+	}
+	if b := o.SourceSnapshot; b != nil && o.ReturnContent != nil && b.Status == nil && b.UID == "back" {
+		b.Status = &snapv1.VolumeSnapshotStatus{ReadyToUse: ptr.To(true), BoundVolumeSnapshotContentName: ptr.To(o.ReturnContent.Name)}
+		o.ReturnContent.Spec.VolumeSnapshotRef.UID = b.UID
 	}
 }
 
@@ -174,7 +217,7 @@ func (w *world) run() ([]Action, Step) {
 	var actions []Action
 	for range 30 {
 		s := Next(&w.o)
-		if s.Action == ActionNone {
+		if s.Action == ActionNone && s.Record == nil {
 			return actions, s
 		}
 		actions = append(actions, s.Action)
@@ -186,12 +229,72 @@ func (w *world) run() ([]Action, Step) {
 }
 
 // checkLeftToItsDeletion checks that a transfer whose source its owner
-// deleted before the transfer protected it ends there, rather than race
-// the controller deleting it.
+// deleted before the transfer protected it ends there, undoing only what
+// it made, rather than race the controller deleting it.
 func checkLeftToItsDeletion(t *testing.T, w *world) {
 	t.Helper()
-	if s := Next(&w.o); s.Action != ActionFail || s.Reason != ReasonSourceDeletedBefore {
-		t.Errorf("Next() = %+v, want Fail (%s), not a race to retain what is being deleted", s, ReasonSourceDeletedBefore)
+	got, last := w.run()
+	if last.Action != ActionFail || last.Reason != ReasonSourceDeletedBefore {
+		t.Errorf("Actions %v, last %+v, want Fail (%s), not a race to retain what is being deleted", got, last, ReasonSourceDeletedBefore)
+	}
+	for _, a := range got {
+		switch a {
+		case ActionRetainVolume, ActionRetainSourceContent, ActionCreateTargetClaim, ActionCreateTargetContent, ActionCreateTargetSnapshot, ActionDeleteSource, ActionDeleteSourceContent:
+			t.Errorf("Actions %v: %s after its owner deleted the source", got, a)
+		}
+	}
+}
+
+// checkReturned checks that the transfer ended saying it gave the object
+// back.
+func checkReturned(t *testing.T, last Step) {
+	t.Helper()
+	if last.Action != ActionFail || last.Reason != ReasonReturned || !strings.Contains(last.Message, "given back") {
+		t.Errorf("Last step %+v, want Fail (%s) saying the object was given back", last, ReasonReturned)
+	}
+}
+
+// checkSnapshotGivenBack checks that the snapshot is back under its name
+// in the source namespace, on the same backend snapshot under the
+// original policy, and the transfer says so.
+func checkSnapshotGivenBack(t *testing.T, w *world, last Step) {
+	t.Helper()
+	o := w.o
+	checkReturned(t, last)
+	b := o.SourceSnapshot
+	if b == nil || b.UID != "back" || !snapshotReady(b, ReturnContentName(o.Request)) {
+		t.Fatalf("Source snapshot = %+v, want prod/foo again, ready and bound to %s", b, ReturnContentName(o.Request))
+	}
+	if c := o.ReturnContent; snapshotHandle(c) != "snap-1" || c.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentDelete {
+		t.Errorf("Return content = %+v, want snap-1 under Delete", c.Spec)
+	}
+	if o.SourceContent != nil {
+		t.Errorf("The old source content is still there: %+v", o.SourceContent)
+	}
+	if o.TargetContent != nil && ours(o.TargetContent, o.Request) {
+		t.Errorf("The target content this transfer made is still there: %+v", o.TargetContent)
+	}
+}
+
+// checkClaimGivenBack checks that the volume is bound to a claim under the
+// source's name in the source namespace, under its original policy, and
+// the transfer says so.
+func checkClaimGivenBack(t *testing.T, w *world, last Step) {
+	t.Helper()
+	o := w.o
+	checkReturned(t, last)
+	b := o.SourceClaim
+	if b == nil || b.UID != "back" || b.Namespace != "prod" || b.Name != "data" || b.Status.Phase != v1.ClaimBound || b.Spec.VolumeName != "pv-1" {
+		t.Fatalf("Source claim = %+v, want prod/data again, bound to pv-1", b)
+	}
+	if ref := o.Volume.Spec.ClaimRef; ref.UID != b.UID {
+		t.Errorf("PV claimRef = %+v, want prod/data", ref)
+	}
+	if o.Volume.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimDelete {
+		t.Errorf("Reclaim policy = %s, want the original Delete", o.Volume.Spec.PersistentVolumeReclaimPolicy)
+	}
+	if o.TargetClaim != nil && ours(o.TargetClaim, o.Request) {
+		t.Errorf("The target claim this transfer made is still there: %+v", o.TargetClaim)
 	}
 }
 

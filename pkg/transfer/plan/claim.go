@@ -6,15 +6,11 @@ import (
 	"strings"
 
 	v1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 )
-
-// claimOrder is the order of a claim transfer's forward steps (the seed's,
-// with the volume reserved for the target before the target claim exists,
-// so no other claim can take it).
-var claimOrder = []Action{ActionBegin, ActionLockSource, ActionRetainVolume, ActionDeleteSource, ActionReserveVolume,
-	ActionCreateTargetClaim, ActionRestoreReclaimPolicy, ActionReleaseSource}
 
 // preflightClaim checks that a claim can be transferred, before anything
 // changes; a refusal waits and changes nothing. A claim used by a running
@@ -30,6 +26,8 @@ func preflightClaim(o *Observed) Step {
 		return wait(matched, ReasonSourceDeleting, "PersistentVolumeClaim %s/%s is being deleted", r.Namespace, src.Name)
 	case lockedByOther(src, r):
 		return wait(matched, ReasonSourceLocked, "PersistentVolumeClaim %s/%s is being transferred by another StorageTransferRequest", r.Namespace, src.Name)
+	case ownedByPod(src):
+		return wait(matched, ReasonEphemeral, "PersistentVolumeClaim %s/%s belongs to a pod's ephemeral volume and is deleted with the pod: it cannot be transferred", r.Namespace, src.Name)
 	case src.Status.Phase != v1.ClaimBound || src.Spec.VolumeName == "":
 		return wait(matched, ReasonSourceNotReady, "PersistentVolumeClaim %s/%s is not bound yet", r.Namespace, src.Name)
 	case pv == nil:
@@ -52,102 +50,228 @@ func preflightClaim(o *Observed) Step {
 		}}
 }
 
+// ownedByPod reports whether c is the claim of a generic ephemeral volume:
+// its controller is a pod.
+func ownedByPod(c *v1.PersistentVolumeClaim) bool {
+	ref := metav1.GetControllerOf(c)
+	return ref != nil && ref.Kind == "Pod" && ref.APIVersion == "v1"
+}
+
 // claimLocked reports whether r holds the lock and the finalizer of c.
 func claimLocked(c *v1.PersistentVolumeClaim, r *transferv1alpha1.StorageTransferRequest) bool {
 	return lockedBy(c, r) && slices.Contains(c.Finalizers, Finalizer)
 }
 
-// forwardClaim is the next step of a claim transfer under way.
+// forwardClaim is the next step of a claim transfer under way. Before the
+// point of no return the target claim is created, Pending, naming the
+// volume: the target namespace's admission (quota, LimitRange, policies,
+// a terminating namespace) answers, and the name is taken, while the
+// source is still intact. Only then is the source deleted.
 func forwardClaim(o *Observed) Step {
-	r, rec := o.Request, o.Request.Status.Record
-	src, pv, target := o.SourceClaim, o.Volume, o.TargetClaim
-	transferring := transferv1alpha1.PhaseTransferring
+	rec := o.Request.Status.Record
+	src := o.SourceClaim
 	if src != nil && string(src.UID) != rec.SourceUID {
-		src = nil
-	}
-	targetNS := TargetNamespace(o)
-	sourceGone := src == nil || src.DeletionTimestamp != nil || reached(claimOrder, rec.Step, ActionDeleteSource)
-	if !sourceGone {
-		if s, ok := withdrawn(o, src, "PersistentVolumeClaim"); ok {
-			return s
-		}
-		switch {
-		case pv == nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != src.UID:
-			return startRollback(rec, ReasonSourceChanged, "PersistentVolume %s is no longer bound to PersistentVolumeClaim %s/%s", rec.VolumeName, r.Namespace, src.Name)
-		case target != nil && !ours(target, r):
-			return startRollback(rec, ReasonTargetConflict, "a PersistentVolumeClaim %s/%s that this transfer did not create exists", targetNS, r.Spec.TargetName)
-		}
-		switch {
-		case !claimLocked(src, r):
-			return act(rec, ActionLockSource, "locking PersistentVolumeClaim %s/%s", r.Namespace, src.Name)
-		case pv.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimRetain:
-			return act(rec, ActionRetainVolume, "setting the reclaim policy of PersistentVolume %s to Retain", pv.Name)
-		case len(o.Pods) > 0:
-			return wait(transferring, ReasonSourceInUse, "PersistentVolumeClaim %s/%s is used by pod %s: the transfer waits until no pod uses it", r.Namespace, src.Name, strings.Join(o.Pods, ", "))
-		case resizing(src, pv):
-			return wait(transferring, ReasonSourceNotReady, "PersistentVolumeClaim %s/%s asks for more than the capacity of PersistentVolume %s: the transfer waits until the resize has finished", r.Namespace, src.Name, pv.Name)
-		}
-		return deleteSourceClaim(rec, src)
+		src = nil // a new claim of the same name is not the one being transferred
 	}
 	switch {
-	case !reached(claimOrder, rec.Step, ActionRetainVolume) && (src == nil || !slices.Contains(src.Finalizers, Finalizer)):
-		// Its owner deleted the source before this transfer held it with
-		// its finalizer: nothing keeps the volume bound, and the PV
-		// controller reclaims it as its policy says. Retaining it now
-		// would race that.
-		return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonSourceDeletedBefore,
-			Message: fmt.Sprintf("PersistentVolumeClaim %s/%s was deleted before the transfer held it; nothing was transferred, its volume is left to its reclaim policy", r.Namespace, r.Spec.Source.Name)}
+	case rec.Returning:
+		return returnClaim(o, src)
+	case rec.PointOfNoReturn:
+		return handOverClaim(o, src)
+	case src != nil && src.DeletionTimestamp == nil:
+		return prepareClaim(o, src)
+	}
+	// Its owner deleted the source before the point of no return.
+	if s, ok := withdrawnWhileDeleted(o); ok {
+		return s
+	}
+	pv := o.Volume
+	if src == nil || !claimLocked(src, o.Request) || pv == nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != src.UID {
+		// Nothing held it: the PV controller reclaims the volume as its
+		// policy says. Going on would race that.
+		r := o.Request
+		return startRollback(rec, ReasonSourceDeletedBefore, "PersistentVolumeClaim %s/%s was deleted before the transfer held it", r.Namespace, r.Spec.Source.Name)
+	}
+	// Held by this transfer's finalizer, its volume bound to it: the
+	// transfer hands it over as agreed.
+	return handOverClaim(o, src)
+}
+
+// prepareClaim is a step before the point of no return, with the source
+// claim there: lock it, retain its volume, create the target claim, then
+// delete the source.
+func prepareClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
+	r, rec, pv, target := o.Request, o.Request.Status.Record, o.Volume, o.TargetClaim
+	targetNS := TargetNamespace(o)
+	if s, ok := withdrawn(o, src, "PersistentVolumeClaim"); ok {
+		return s
+	}
+	switch {
+	case pv == nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != src.UID:
+		return startRollback(rec, ReasonSourceChanged, "PersistentVolume %s is no longer bound to PersistentVolumeClaim %s/%s", rec.VolumeName, r.Namespace, src.Name)
+	case target != nil && !ours(target, r):
+		return startRollback(rec, ReasonTargetConflict, "a PersistentVolumeClaim %s/%s that this transfer did not create exists", targetNS, r.Spec.TargetName)
+	case target != nil && target.Spec.VolumeName != rec.VolumeName:
+		return startRollback(rec, ReasonTargetConflict, "PersistentVolumeClaim %s/%s names another volume than %s", targetNS, r.Spec.TargetName, rec.VolumeName)
+	case target != nil && target.DeletionTimestamp != nil:
+		return startRollback(rec, ReasonTargetConflict, "PersistentVolumeClaim %s/%s, created by this transfer, is being deleted", targetNS, r.Spec.TargetName)
+	case !claimLocked(src, r):
+		return act(rec, ActionLockSource, "locking PersistentVolumeClaim %s/%s", r.Namespace, src.Name)
+	case pv.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimRetain:
+		return act(rec, ActionRetainVolume, "setting the reclaim policy of PersistentVolume %s to Retain", pv.Name)
+	case len(o.Pods) > 0:
+		return wait(transferv1alpha1.PhaseTransferring, ReasonSourceInUse, "PersistentVolumeClaim %s/%s is used by pod %s: the transfer waits until no pod uses it", r.Namespace, src.Name, strings.Join(o.Pods, ", "))
+	case resizing(src, pv):
+		return wait(transferv1alpha1.PhaseTransferring, ReasonSourceNotReady, "PersistentVolumeClaim %s/%s asks for more than the capacity of PersistentVolume %s: the transfer waits until the resize has finished", r.Namespace, src.Name, pv.Name)
+	case target != nil && !apiequality.Semantic.DeepEqual(target.Spec.Resources.Requests, src.Spec.Resources.Requests):
+		return act(rec, ActionDeleteTargetClaim, "deleting PersistentVolumeClaim %s/%s, created before PersistentVolumeClaim %s/%s was resized", targetNS, r.Spec.TargetName, r.Namespace, src.Name)
+	case target == nil:
+		// The claim names the volume, which is still bound to the source:
+		// the PV controller leaves it Pending.
+		s := act(rec, ActionCreateTargetClaim, "creating PersistentVolumeClaim %s/%s, Pending until the volume is handed over", targetNS, r.Spec.TargetName)
+		s.Record.ClaimSpec = src.Spec.DeepCopy()
+		return s
+	}
+	return deleteSourceClaim(rec, src)
+}
+
+// handOverClaim is a step past the point of no return: the source deleted,
+// the volume bound to the target claim, the reclaim policy restored. A
+// target that is gone or refused gives the volume back (returnClaim).
+func handOverClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
+	r, rec, pv, target := o.Request, o.Request.Status.Record, o.Volume, o.TargetClaim
+	targetNS := TargetNamespace(o)
+	transferring := transferv1alpha1.PhaseTransferring
+	if rec.HandedOver {
+		return finishClaim(o, src, complete(o, transferv1alpha1.KindPersistentVolumeClaim))
+	}
+	switch {
 	case src != nil && src.DeletionTimestamp == nil && pv != nil && resizing(src, pv):
 		return wait(transferring, ReasonSourceNotReady, "PersistentVolumeClaim %s/%s asks for more than the capacity of PersistentVolume %s: the transfer waits until the resize has finished", r.Namespace, src.Name, pv.Name)
 	case src != nil && src.DeletionTimestamp == nil:
 		return deleteSourceClaim(rec, src)
-	case src != nil && len(src.Finalizers) > 1 || src != nil && !slices.Contains(src.Finalizers, Finalizer) && len(src.Finalizers) > 0:
-		msg := "waiting for every pod using PersistentVolumeClaim %s/%s to stop (pvc-protection)"
-		if len(o.Pods) > 0 {
-			return wait(transferring, ReasonSourceInUse, msg+": %s", r.Namespace, src.Name, strings.Join(o.Pods, ", "))
-		}
-		return wait(transferring, ReasonSourceInUse, msg, r.Namespace, src.Name)
+	case src != nil && heldByOthers(src):
+		return waitForPods(o, src)
 	case pv == nil:
 		return wait(transferring, ReasonNeedsAttention, "PersistentVolume %s is gone", rec.VolumeName)
 	}
 	ref := pv.Spec.ClaimRef
-	reserved := ref != nil && ref.Namespace == targetNS && ref.Name == r.Spec.TargetName
+	bound := ref != nil && ref.Namespace == targetNS && ref.Name == r.Spec.TargetName && ref.UID != ""
+	live := bound && target != nil && target.UID == ref.UID && target.DeletionTimestamp == nil
 	switch {
-	case !reserved && ref != nil && ref.UID != "" && string(ref.UID) != rec.SourceUID:
-		return wait(transferring, ReasonBoundElsewhere, "PersistentVolume %s is bound to %s/%s, neither the source nor the target: the controller does not guess", pv.Name, ref.Namespace, ref.Name)
-	case reserved && ref.UID != "" && (target == nil || ref.UID != target.UID):
-		return wait(transferring, ReasonBoundElsewhere, "PersistentVolume %s is bound to another PersistentVolumeClaim %s/%s than this transfer created", pv.Name, ref.Namespace, ref.Name)
-	case pv.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimRetain && !(target != nil && ours(target, r) && target.Status.Phase == v1.ClaimBound):
-		return act(rec, ActionRetainVolume, "setting the reclaim policy of PersistentVolume %s to Retain", pv.Name)
-	case !reserved:
-		return act(rec, ActionReserveVolume, "reserving PersistentVolume %s for %s/%s", pv.Name, targetNS, r.Spec.TargetName)
-	case target == nil && pv.Status.Phase != v1.VolumeAvailable:
-		// The PV controller marks a volume reserved for a claim that
-		// does not exist yet Available. Until it has, its cache may still
-		// have the source's claimRef, and a target claim it saw then would
-		// get a FailedBinding warning and wait for its next resync.
-		return wait(transferring, ReasonWaitingForTarget, "waiting for the PV controller to see PersistentVolume %s reserved for %s/%s", pv.Name, targetNS, r.Spec.TargetName)
-	case target == nil:
-		return act(rec, ActionCreateTargetClaim, "creating PersistentVolumeClaim %s/%s", targetNS, r.Spec.TargetName)
-	case !ours(target, r):
-		return wait(transferring, ReasonNeedsAttention, "PersistentVolumeClaim %s/%s was not created by this transfer; the volume is reserved for that name: delete the claim, the transfer then creates its own", targetNS, r.Spec.TargetName)
-	case target.Status.Phase != v1.ClaimBound:
+	case live && target.Status.Phase != v1.ClaimBound:
 		return wait(transferring, ReasonWaitingForTarget, "waiting for PersistentVolumeClaim %s/%s to be bound to %s", targetNS, r.Spec.TargetName, pv.Name)
-	case pv.Spec.PersistentVolumeReclaimPolicy != rec.OriginalReclaimPolicy:
-		return act(rec, ActionRestoreReclaimPolicy, "setting the reclaim policy of PersistentVolume %s back to %s", pv.Name, rec.OriginalReclaimPolicy)
-	case src != nil:
-		return act(rec, ActionReleaseSource, "removing the finalizer of the deleted PersistentVolumeClaim %s/%s", r.Namespace, src.Name)
+	case live:
+		// Restoring the reclaim policy is the hand-over: a target claim
+		// deleted after it goes as that policy says.
+		return finishClaim(o, src, complete(o, transferv1alpha1.KindPersistentVolumeClaim))
+	case bound:
+		return startReturn(rec, "PersistentVolumeClaim %s/%s was deleted before the transfer completed", targetNS, r.Spec.TargetName)
+	case ref != nil && ref.UID != "" && string(ref.UID) != rec.SourceUID:
+		return wait(transferring, ReasonBoundElsewhere, "PersistentVolume %s is bound to %s/%s, neither the source nor the target: the controller does not guess", pv.Name, ref.Namespace, ref.Name)
+	case pv.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimRetain:
+		return commit(rec, ActionRetainVolume, "setting the reclaim policy of PersistentVolume %s to Retain", pv.Name)
+	case target != nil && !ours(target, r):
+		return startReturn(rec, "the name %s/%s was taken by a PersistentVolumeClaim this transfer did not create", targetNS, r.Spec.TargetName)
+	case target != nil && target.DeletionTimestamp != nil:
+		return startReturn(rec, "PersistentVolumeClaim %s/%s was deleted before the volume was handed over", targetNS, r.Spec.TargetName)
+	case target == nil:
+		return commit(rec, ActionCreateTargetClaim, "creating PersistentVolumeClaim %s/%s", targetNS, r.Spec.TargetName)
 	}
-	return complete(o, transferv1alpha1.KindPersistentVolumeClaim)
+	return commit(rec, ActionReserveVolume, "binding PersistentVolume %s to PersistentVolumeClaim %s/%s", pv.Name, targetNS, r.Spec.TargetName)
+}
+
+// finishClaim restores the volume's reclaim policy and lets the deleted
+// source claim go, then ends with last. Restoring the policy on a volume
+// bound to the target is the hand-over (last completes the transfer).
+func finishClaim(o *Observed, src *v1.PersistentVolumeClaim, last Step) Step {
+	rec, pv := o.Request.Status.Record, o.Volume
+	switch {
+	case pv != nil && pv.Spec.PersistentVolumeReclaimPolicy != rec.OriginalReclaimPolicy:
+		s := commit(rec, ActionRestoreReclaimPolicy, "setting the reclaim policy of PersistentVolume %s back to %s", pv.Name, rec.OriginalReclaimPolicy)
+		if last.Phase == transferv1alpha1.PhaseCompleted {
+			return handOver(s)
+		}
+		if rec.Returning {
+			s.Reason, s.Message = ReasonTargetRefused, rec.ReturnMessage+"; giving it back: "+s.Message
+		}
+		return s
+	case last.Phase == transferv1alpha1.PhaseCompleted && !rec.HandedOver:
+		return handOver(commit(rec, ActionNone, "PersistentVolume %s is handed over", rec.VolumeName))
+	case src != nil && slices.Contains(src.Finalizers, Finalizer):
+		return commit(rec, ActionReleaseSource, "removing the finalizer of the deleted PersistentVolumeClaim %s/%s", src.Namespace, src.Name)
+	}
+	return last
+}
+
+// returnClaim gives the volume back to the source namespace, under the
+// source claim's name, after the target refused it: the target claim this
+// transfer created is deleted, the deleted source claim let go, a claim of
+// the recorded spec created in its place and the volume bound to it.
+func returnClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
+	r, rec, pv, target := o.Request, o.Request.Status.Record, o.Volume, o.TargetClaim
+	transferring := transferv1alpha1.PhaseTransferring
+	back := o.SourceClaim
+	if back != nil && (!ours(back, r) || string(back.UID) == rec.SourceUID) {
+		back = nil
+	}
+	ref := (*v1.ObjectReference)(nil)
+	if pv != nil {
+		ref = pv.Spec.ClaimRef
+	}
+	toTarget := ref != nil && ref.UID != "" && ref.Namespace == TargetNamespace(o) && ref.Name == r.Spec.TargetName
+	switch {
+	case pv == nil:
+		return wait(transferring, ReasonNeedsAttention, "%s; PersistentVolume %s is gone", rec.ReturnMessage, rec.VolumeName)
+	case toTarget && target != nil && target.UID == ref.UID:
+		return wait(transferring, ReasonTargetRefused, "%s; waiting for PersistentVolumeClaim %s/%s to be deleted", rec.ReturnMessage, target.Namespace, target.Name)
+	case back != nil && ref != nil && ref.UID == back.UID && back.Status.Phase == v1.ClaimBound:
+		return finishClaim(o, src, returned(o, transferv1alpha1.KindPersistentVolumeClaim))
+	case ref != nil && ref.UID != "" && string(ref.UID) != rec.SourceUID && !toTarget && (back == nil || ref.UID != back.UID):
+		return wait(transferring, ReasonBoundElsewhere, "%s; PersistentVolume %s is bound to %s/%s: the controller does not guess", rec.ReturnMessage, pv.Name, ref.Namespace, ref.Name)
+	case target != nil && ours(target, r) && target.DeletionTimestamp == nil:
+		return giveBack(rec, ActionDeleteTargetClaim, "deleting PersistentVolumeClaim %s/%s, which the volume was not bound to", target.Namespace, target.Name)
+	case src != nil && heldByOthers(src):
+		return waitForPods(o, src)
+	case src != nil && slices.Contains(src.Finalizers, Finalizer):
+		return giveBack(rec, ActionReleaseSource, "removing the finalizer of the deleted PersistentVolumeClaim %s/%s", src.Namespace, src.Name)
+	case src != nil:
+		return wait(transferring, ReasonTargetRefused, "%s; waiting for the deleted PersistentVolumeClaim %s/%s to go", rec.ReturnMessage, src.Namespace, src.Name)
+	case o.SourceClaim != nil && back == nil:
+		return wait(transferring, ReasonNeedsAttention, "%s; a new PersistentVolumeClaim %s/%s exists, so the volume cannot be given back under that name: "+
+			"PersistentVolume %s keeps the data (Retain); a claim with spec.volumeName %s can bind it", rec.ReturnMessage, r.Namespace, r.Spec.Source.Name, pv.Name, pv.Name)
+	case back == nil:
+		return giveBack(rec, ActionReturnSource, "creating PersistentVolumeClaim %s/%s again, naming PersistentVolume %s", r.Namespace, r.Spec.Source.Name, pv.Name)
+	case back.DeletionTimestamp != nil:
+		return wait(transferring, ReasonNeedsAttention, "%s; PersistentVolumeClaim %s/%s, created to give the volume back, is being deleted: PersistentVolume %s keeps the data (Retain)", rec.ReturnMessage, r.Namespace, back.Name, pv.Name)
+	case ref == nil || ref.UID != back.UID:
+		return giveBack(rec, ActionReserveVolumeForSource, "binding PersistentVolume %s to PersistentVolumeClaim %s/%s", pv.Name, r.Namespace, back.Name)
+	}
+	return wait(transferring, ReasonTargetRefused, "%s; waiting for PersistentVolumeClaim %s/%s to be bound to %s", rec.ReturnMessage, r.Namespace, back.Name, pv.Name)
+}
+
+// heldByOthers reports whether a claim being deleted is held by another
+// finalizer than this transfer's (pvc-protection, while a pod uses it).
+func heldByOthers(c *v1.PersistentVolumeClaim) bool {
+	return slices.ContainsFunc(c.Finalizers, func(f string) bool { return f != Finalizer })
+}
+
+// waitForPods waits for the pods that keep the deleted source claim.
+func waitForPods(o *Observed, src *v1.PersistentVolumeClaim) Step {
+	msg := fmt.Sprintf("waiting for every pod using PersistentVolumeClaim %s/%s to stop (pvc-protection)", src.Namespace, src.Name)
+	if len(o.Pods) > 0 {
+		msg += ": " + strings.Join(o.Pods, ", ")
+	}
+	return wait(transferv1alpha1.PhaseTransferring, ReasonSourceInUse, "%s", msg)
 }
 
 // deleteSourceClaim is the point of no return of a claim transfer. Its
 // record carries the claim's spec as it is now, not as it was when the
-// transfer began: a claim resized meanwhile is created in the target
-// namespace with its new size (the deletion is conditional on the
-// claim's resourceVersion, so the spec recorded is the spec deleted).
+// transfer began: a claim resized meanwhile is given back with its new
+// size (the deletion is conditional on the claim's resourceVersion, so the
+// spec recorded is the spec deleted).
 func deleteSourceClaim(rec *transferv1alpha1.TransferRecord, src *v1.PersistentVolumeClaim) Step {
-	s := act(rec, ActionDeleteSource, "deleting PersistentVolumeClaim %s/%s (its volume is Retain and the claim held by a finalizer)", src.Namespace, src.Name)
+	s := commit(rec, ActionDeleteSource, "deleting PersistentVolumeClaim %s/%s (its volume is Retain and the claim held by a finalizer)", src.Namespace, src.Name)
 	s.Record.ClaimSpec = src.Spec.DeepCopy()
 	return s
 }
@@ -160,21 +284,28 @@ func resizing(c *v1.PersistentVolumeClaim, pv *v1.PersistentVolume) bool {
 	return ok && known && request.Cmp(capacity) > 0
 }
 
-// rollbackClaim undoes a claim transfer that has not deleted its source:
-// the reclaim policy, then the lock, each only if this transfer holds the
-// lock.
+// rollbackClaim undoes a claim transfer before its point of no return:
+// the target claim it created (never bound: the volume was the source's),
+// the reclaim policy of the volume while it is still the source's, then
+// the lock.
 func rollbackClaim(o *Observed) Step {
 	r, rec := o.Request, o.Request.Status.Record
-	src, pv := o.SourceClaim, o.Volume
+	src, pv, target := o.SourceClaim, o.Volume, o.TargetClaim
 	if src != nil && string(src.UID) != rec.SourceUID {
 		src = nil
 	}
-	held := src != nil && (lockedBy(src, r) || slices.Contains(src.Finalizers, Finalizer))
+	// What this transfer changed on the source and its volume is its own
+	// only while it holds the lock: a transfer that lost the race for it
+	// leaves the winner's lock, finalizer and Retain alone.
+	mine := src == nil || lockedBy(src, r)
+	sources := pv != nil && pv.Spec.ClaimRef != nil && string(pv.Spec.ClaimRef.UID) == rec.SourceUID
 	switch {
-	case held && pv != nil && lockedBy(src, r) && pv.Spec.PersistentVolumeReclaimPolicy != rec.OriginalReclaimPolicy:
+	case target != nil && ours(target, r) && target.DeletionTimestamp == nil && !(pv != nil && pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.UID == target.UID):
+		return undo(rec, ActionDeleteTargetClaim, "deleting PersistentVolumeClaim %s/%s, which the volume was not bound to", target.Namespace, target.Name)
+	case mine && sources && pv.Spec.PersistentVolumeReclaimPolicy != rec.OriginalReclaimPolicy:
 		return undo(rec, ActionRestoreReclaimPolicy, "setting the reclaim policy of PersistentVolume %s back to %s", pv.Name, rec.OriginalReclaimPolicy)
-	case held:
+	case src != nil && (lockedBy(src, r) || lockHolder(src) == "" && slices.Contains(src.Finalizers, Finalizer)):
 		return undo(rec, ActionUnlockSource, "unlocking PersistentVolumeClaim %s/%s", src.Namespace, src.Name)
 	}
-	return rolledBack(rec)
+	return rolledBack(rec, src != nil && src.DeletionTimestamp == nil)
 }

@@ -12,8 +12,11 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
 )
 
-var claimSteps = []Action{ActionBegin, ActionLockSource, ActionRetainVolume, ActionDeleteSource, ActionReserveVolume,
-	ActionCreateTargetClaim, ActionRestoreReclaimPolicy, ActionReleaseSource, ActionComplete}
+// claimSteps: the target claim is created, Pending, before the source is
+// deleted (the target namespace's admission answers, and the name is
+// taken, while nothing is lost), and the volume bound to it after.
+var claimSteps = []Action{ActionBegin, ActionLockSource, ActionRetainVolume, ActionCreateTargetClaim, ActionDeleteSource,
+	ActionReserveVolume, ActionRestoreReclaimPolicy, ActionReleaseSource, ActionComplete}
 
 func checkClaimTransferred(t *testing.T, w *world) {
 	t.Helper()
@@ -172,17 +175,21 @@ func TestClaimResizedDuringTheTransferKeepsItsNewSize(t *testing.T) {
 	}
 }
 
-func TestClaimTargetIsCreatedOnceThePVControllerSawTheReservation(t *testing.T) {
+func TestClaimResizedAfterItsTargetWasCreatedGetsANewTarget(t *testing.T) {
 	w := newClaimWorld()
-	for range slices.Index(claimSteps, ActionReserveVolume) + 1 {
+	w.o.SourceClaim.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+	w.o.Volume.Spec.Capacity = v1.ResourceList{v1.ResourceStorage: resource.MustParse("1Gi")}
+	for range slices.Index(claimSteps, ActionCreateTargetClaim) + 1 {
 		w.apply(Next(&w.o))
 	}
-	w.o.Volume.Status.Phase = v1.VolumeBound // its cache still has the source's claimRef
-	if s := Next(&w.o); s.Action != ActionNone || s.Reason != ReasonWaitingForTarget {
-		t.Fatalf("Next() = %+v, want a WaitingForTarget wait until the volume is Available", s)
+	w.o.SourceClaim.Spec.Resources.Requests[v1.ResourceStorage] = resource.MustParse("2Gi")
+	w.o.Volume.Spec.Capacity[v1.ResourceStorage] = resource.MustParse("2Gi")
+	got, _ := w.run()
+	if !slices.Contains(got, ActionDeleteTargetClaim) || slices.Index(got, ActionDeleteTargetClaim) > slices.Index(got, ActionDeleteSource) {
+		t.Errorf("Actions = %v, want the Pending target claim of the old size replaced before the source is deleted", got)
 	}
-	w.o.Volume.Status.Phase = v1.VolumeAvailable
-	if s := Next(&w.o); s.Action != ActionCreateTargetClaim {
-		t.Errorf("Next() = %+v, want CreateTargetClaim", s)
+	checkClaimTransferred(t, w)
+	if got := w.o.TargetClaim.Spec.Resources.Requests[v1.ResourceStorage]; got.String() != "2Gi" {
+		t.Errorf("Target claim asks for %s, want the resized 2Gi", got.String())
 	}
 }

@@ -12,7 +12,6 @@ package plan
 
 import (
 	"fmt"
-	"slices"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
@@ -81,12 +80,28 @@ const (
 	// ActionReleaseSource removes Finalizer from the deleted source claim.
 	ActionReleaseSource Action = "ReleaseSource"
 
+	// ActionStartReturn records that the target refused the object after
+	// the point of no return: it is given back to the source namespace.
+	ActionStartReturn Action = "StartReturn"
+	// ActionCreateReturnContent creates ReturnContentName, a
+	// pre-provisioned content for the returned snapshot.
+	ActionCreateReturnContent Action = "CreateReturnContent"
+	// ActionReturnSource creates the source object again, under its name,
+	// on the same volume or backend snapshot.
+	ActionReturnSource Action = "ReturnSource"
+	// ActionReserveVolumeForSource sets the PV's claimRef to the returned
+	// claim.
+	ActionReserveVolumeForSource Action = "ReserveVolumeForSource"
+
 	// ActionStartRollback records that the transfer is being undone.
 	ActionStartRollback Action = "StartRollback"
 	// ActionDeleteTargetSnapshot, ActionDeleteTargetContent undo
 	// ActionCreateTargetSnapshot and ActionCreateTargetContent.
 	ActionDeleteTargetSnapshot Action = "DeleteTargetSnapshot"
 	ActionDeleteTargetContent  Action = "DeleteTargetContent"
+	// ActionDeleteTargetClaim deletes the target claim this transfer
+	// created and the volume is not bound to.
+	ActionDeleteTargetClaim Action = "DeleteTargetClaim"
 	// ActionRestoreSourceDeletionPolicy undoes ActionRetainSourceContent.
 	ActionRestoreSourceDeletionPolicy Action = "RestoreSourceDeletionPolicy"
 	// ActionUnlockSource undoes ActionLockSource.
@@ -119,6 +134,14 @@ const (
 	ReasonUnsupportedKind     = "UnsupportedKind"
 	ReasonNeedsAttention      = "NeedsAttention"
 	ReasonSourceDeletedBefore = "SourceDeletedBeforeTransfer"
+	ReasonGroupMember         = "SourceInVolumeGroupSnapshot"
+	ReasonEphemeral           = "SourceIsEphemeral"
+	// ReasonTargetRefused: the target namespace refused to create the
+	// target object (quota, LimitRange, a policy, terminating or gone).
+	ReasonTargetRefused = "TargetRefused"
+	// ReasonReturned ends a transfer whose target refused the object
+	// after the point of no return: the object was given back.
+	ReasonReturned = "ReturnedToSource"
 )
 
 // Observed is what the controller read from its caches for one request.
@@ -135,6 +158,8 @@ type Observed struct {
 	SourceContent  *snapv1.VolumeSnapshotContent
 	TargetSnapshot *snapv1.VolumeSnapshot
 	TargetContent  *snapv1.VolumeSnapshotContent
+	// ReturnContent is ReturnContentName, once a return has created it.
+	ReturnContent *snapv1.VolumeSnapshotContent
 
 	// For a PersistentVolumeClaim: the source claim, its volume (the one
 	// the record names, else the one the claim is bound to), the target
@@ -162,6 +187,12 @@ type Step struct {
 // transfer creates: a retried step finds it.
 func TargetContentName(r *transferv1alpha1.StorageTransferRequest) string {
 	return "snapcontent-transfer-" + string(r.UID)
+}
+
+// ReturnContentName is the deterministic name of the content a snapshot
+// transfer creates to give the snapshot back to the source namespace.
+func ReturnContentName(r *transferv1alpha1.StorageTransferRequest) string {
+	return "snapcontent-return-" + string(r.UID)
 }
 
 // TargetNamespace is where the request's object goes: the namespace of the
@@ -229,6 +260,70 @@ func act(rec *transferv1alpha1.TransferRecord, a Action, format string, args ...
 		Message: fmt.Sprintf(format, args...), Record: next}
 }
 
+// commit is a step at or past the point of no return: its record says so,
+// for good, before the step changes anything. A rollback is never planned
+// from such a record, whatever the world shows afterwards.
+func commit(rec *transferv1alpha1.TransferRecord, a Action, format string, args ...any) Step {
+	s := act(rec, a, format, args...)
+	s.Record.PointOfNoReturn = true
+	return s
+}
+
+// handOver records, with step s, that the target's owner owns the object
+// from now on.
+func handOver(s Step) Step {
+	s.Record.HandedOver = true
+	return s
+}
+
+// startReturn records that the object goes back to the source namespace,
+// and why.
+func startReturn(rec *transferv1alpha1.TransferRecord, format string, args ...any) Step {
+	next := rec.DeepCopy()
+	next.PointOfNoReturn, next.Returning, next.ReturnMessage = true, true, fmt.Sprintf(format, args...)
+	next.Step = string(ActionStartReturn)
+	return Step{Action: ActionStartReturn, Phase: transferv1alpha1.PhaseTransferring, Reason: ReasonTargetRefused,
+		Message: next.ReturnMessage + "; giving it back to the source namespace", Record: next}
+}
+
+// giveBack is a step of a return: as commit, with the return's reason.
+func giveBack(rec *transferv1alpha1.TransferRecord, a Action, format string, args ...any) Step {
+	s := commit(rec, a, format, args...)
+	s.Reason = ReasonTargetRefused
+	s.Message = rec.ReturnMessage + "; giving it back: " + s.Message
+	return s
+}
+
+// returned ends a return.
+func returned(o *Observed, kind string) Step {
+	r := o.Request
+	return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonReturned,
+		Message: fmt.Sprintf("%s; %s %s/%s was given back, with the same data", r.Status.Record.ReturnMessage, kind, r.Namespace, r.Spec.Source.Name)}
+}
+
+// Refused is the step that follows a create of action a that the API
+// server refused for good (admission, a quota, the namespace terminating
+// or gone) with message: before the point of no return the transfer waits
+// and says so (its source is untouched, its owner may withdraw); after it,
+// a target refused means the object is given back; a return refused needs
+// a human.
+func Refused(o *Observed, a Action, message string) Step {
+	rec := o.Request.Status.Record
+	switch {
+	case rec == nil:
+		return wait(transferv1alpha1.PhaseMatched, ReasonTargetRefused, "%s", message)
+	case rec.Returning:
+		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention,
+			"%s; giving it back was refused too (%s): %s", rec.ReturnMessage, a, message)
+	case rec.RollingBack:
+		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention, "%s; rolling back was refused (%s): %s", rec.RollbackMessage, a, message)
+	case rec.PointOfNoReturn:
+		return startReturn(rec, "the target refused the transfer after the source was deleted (%s): %s", a, message)
+	}
+	return wait(transferv1alpha1.PhaseTransferring, ReasonTargetRefused,
+		"the target namespace refused the transfer (%s): %s; nothing is deleted until it admits it, delete the StorageTransferRequest to withdraw", a, message)
+}
+
 // undo is a step of a rollback: as act, with the rollback's reason kept.
 func undo(rec *transferv1alpha1.TransferRecord, a Action, format string, args ...any) Step {
 	s := act(rec, a, format, args...)
@@ -246,10 +341,14 @@ func startRollback(rec *transferv1alpha1.TransferRecord, reason, format string, 
 		Message: next.RollbackMessage + "; rolling back", Record: next}
 }
 
-// rolledBack ends a rollback.
-func rolledBack(rec *transferv1alpha1.TransferRecord) Step {
-	return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: rec.RollbackReason,
-		Message: rec.RollbackMessage + "; the transfer was rolled back, the source is as it was"}
+// rolledBack ends a rollback; intact says whether the source is still
+// there (else its owner deleted it, and it went as its policy says).
+func rolledBack(rec *transferv1alpha1.TransferRecord, intact bool) Step {
+	msg := rec.RollbackMessage + "; the transfer was rolled back, the source is as it was"
+	if !intact {
+		msg = rec.RollbackMessage + "; the transfer was rolled back: nothing was handed over, and the source, deleted by its owner, goes as its deletion policy says"
+	}
+	return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: rec.RollbackReason, Message: msg}
 }
 
 // complete ends a transfer.
@@ -279,25 +378,30 @@ func ours(meta metav1.Object, r *transferv1alpha1.StorageTransferRequest) bool {
 	return meta.GetAnnotations()[RequestAnnotation] == string(r.UID)
 }
 
-// reached reports whether the recorded step is a at or past a in order
-// (a rollback step is not in order and reaches nothing).
-func reached(order []Action, step string, a Action) bool {
-	i := slices.Index(order, Action(step))
-	return i >= 0 && i >= slices.Index(order, a)
-}
-
 // withdrawn is the rollback of a transfer whose source is still there when
 // its request is deleted, its accept is gone, or another request locked
 // its source (of kind).
 func withdrawn(o *Observed, src metav1.Object, kind string) (Step, bool) {
+	if s, ok := withdrawnWhileDeleted(o); ok {
+		return s, true
+	}
+	if r := o.Request; lockedByOther(src, r) {
+		return startRollback(r.Status.Record, ReasonSourceLocked, "%s %s/%s was locked by another StorageTransferRequest", kind, r.Namespace, src.GetName()), true
+	}
+	return Step{}, false
+}
+
+// withdrawnWhileDeleted is the rollback of a transfer whose request was
+// deleted or whose accept is gone. Before the point of no return with the
+// source deleted by its owner, it means the source goes as its owner
+// asked: it is not handed over.
+func withdrawnWhileDeleted(o *Observed) (Step, bool) {
 	r, rec := o.Request, o.Request.Status.Record
 	switch {
 	case r.DeletionTimestamp != nil:
 		return startRollback(rec, ReasonRequestDeleted, "the StorageTransferRequest was deleted"), true
 	case o.Match.Accept == nil:
 		return startRollback(rec, ReasonAcceptDeleted, "the matching StorageTransferAccept is gone"), true
-	case lockedByOther(src, r):
-		return startRollback(rec, ReasonSourceLocked, "%s %s/%s was locked by another StorageTransferRequest", kind, r.Namespace, src.GetName()), true
 	}
 	return Step{}, false
 }

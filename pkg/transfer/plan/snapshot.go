@@ -1,21 +1,17 @@
 package plan
 
 import (
-	"fmt"
-
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 )
 
-// snapshotOrder is the order of a snapshot transfer's forward steps. The
+// A snapshot transfer cannot change the source content: the
 // external-snapshotter's CRDs make a content's source handles and its
-// volumeSnapshotRef immutable, so the seed's "adjust the content's source"
-// cannot be done: the target gets a pre-provisioned content of its own
-// that names the same backend snapshot, and the old content is removed
-// while it is Retain, so the backend snapshot is never deleted on the way.
-var snapshotOrder = []Action{ActionBegin, ActionLockSource, ActionRetainSourceContent, ActionCreateTargetContent,
-	ActionCreateTargetSnapshot, ActionDeleteSource, ActionDeleteSourceContent, ActionRestoreDeletionPolicy}
+// volumeSnapshotRef immutable. The target gets a pre-provisioned content of
+// its own that names the same backend snapshot, and the old content is
+// removed while it is Retain, so the backend snapshot is never deleted on
+// the way.
 
 // snapshotHandle is the backend snapshot of a content, "" if not known
 // yet.
@@ -55,6 +51,8 @@ func preflightSnapshot(o *Observed) Step {
 		return wait(matched, ReasonSourceDeleting, "VolumeSnapshot %s/%s is being deleted", r.Namespace, src.Name)
 	case lockedByOther(src, r):
 		return wait(matched, ReasonSourceLocked, "VolumeSnapshot %s/%s is being transferred by another StorageTransferRequest", r.Namespace, src.Name)
+	case src.Status != nil && src.Status.VolumeGroupSnapshotName != nil:
+		return wait(matched, ReasonGroupMember, "VolumeSnapshot %s/%s is a member of VolumeGroupSnapshot %s: it cannot be deleted alone, so it cannot be transferred", r.Namespace, src.Name, *src.Status.VolumeGroupSnapshotName)
 	case !snapshotReady(src, ""):
 		return wait(matched, ReasonSourceNotReady, "VolumeSnapshot %s/%s is not readyToUse yet", r.Namespace, src.Name)
 	case content == nil:
@@ -64,6 +62,8 @@ func preflightSnapshot(o *Observed) Step {
 			content.Name, content.Spec.VolumeSnapshotRef.Namespace, content.Spec.VolumeSnapshotRef.Name, r.Namespace, src.Name)
 	case snapshotHandle(content) == "":
 		return wait(matched, ReasonSourceNotReady, "VolumeSnapshotContent %s has no snapshot handle yet", content.Name)
+	case content.Status != nil && content.Status.VolumeGroupSnapshotHandle != nil:
+		return wait(matched, ReasonGroupMember, "VolumeSnapshotContent %s is a member of a group snapshot: it cannot be deleted alone, so it cannot be transferred", content.Name)
 	case o.TargetSnapshot != nil:
 		return wait(matched, ReasonTargetNameTaken, "a VolumeSnapshot %s/%s already exists: delete it or choose another spec.targetName", targetNS, r.Spec.TargetName)
 	case o.TargetContent != nil && !ours(o.TargetContent, r):
@@ -89,95 +89,187 @@ func preflightSnapshot(o *Observed) Step {
 
 // forwardSnapshot is the next step of a snapshot transfer under way.
 func forwardSnapshot(o *Observed) Step {
-	r, rec := o.Request, o.Request.Status.Record
-	src, content, tsnap, tcontent := o.SourceSnapshot, o.SourceContent, o.TargetSnapshot, o.TargetContent
+	rec := o.Request.Status.Record
+	src := o.SourceSnapshot
 	if src != nil && string(src.UID) != rec.SourceUID {
 		src = nil // a new snapshot of the same name is not the one being transferred
 	}
-	// Once the source is gone (deleted by this transfer, or by its owner
-	// meanwhile: its content is Retain or the record still names the
-	// backend snapshot), the only way is forward.
-	sourceGone := src == nil || src.DeletionTimestamp != nil || reached(snapshotOrder, rec.Step, ActionDeleteSource)
-	if !sourceGone {
-		if s, ok := withdrawn(o, src, "VolumeSnapshot"); ok {
-			return s
-		}
-		switch {
-		case content == nil && !reached(snapshotOrder, rec.Step, ActionDeleteSourceContent):
-			return startRollback(rec, ReasonSourceChanged, "VolumeSnapshotContent %s is gone", rec.SourceContentName)
-		case content != nil && snapshotHandle(content) != rec.SnapshotHandle:
-			return startRollback(rec, ReasonSourceChanged, "VolumeSnapshotContent %s names another snapshot handle than recorded", content.Name)
-		case tsnap != nil && !ours(tsnap, r):
-			return startRollback(rec, ReasonTargetConflict, "a VolumeSnapshot %s/%s that this transfer did not create exists", tsnap.Namespace, tsnap.Name)
-		case tcontent != nil && !ours(tcontent, r):
-			return startRollback(rec, ReasonTargetConflict, "a VolumeSnapshotContent %s that this transfer did not create exists", tcontent.Name)
-		}
-		switch {
-		case !lockedBy(src, r):
-			return act(rec, ActionLockSource, "locking VolumeSnapshot %s/%s", r.Namespace, src.Name)
-		case content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
-			return act(rec, ActionRetainSourceContent, "setting the deletionPolicy of VolumeSnapshotContent %s to Retain", content.Name)
-		case tcontent == nil:
-			return act(rec, ActionCreateTargetContent, "creating VolumeSnapshotContent %s for the same backend snapshot", rec.TargetContentName)
-		case tsnap == nil:
-			return act(rec, ActionCreateTargetSnapshot, "creating VolumeSnapshot %s/%s", TargetNamespace(o), r.Spec.TargetName)
-		case tsnap.Status != nil && tsnap.Status.Error != nil && tsnap.Status.Error.Message != nil:
-			return wait(transferv1alpha1.PhaseTransferring, ReasonWaitingForTarget, "VolumeSnapshot %s/%s reports an error: %s", tsnap.Namespace, tsnap.Name, *tsnap.Status.Error.Message)
-		case !snapshotReady(tsnap, rec.TargetContentName):
-			return wait(transferv1alpha1.PhaseTransferring, ReasonWaitingForTarget, "waiting for VolumeSnapshot %s/%s to be bound to %s and readyToUse", tsnap.Namespace, tsnap.Name, rec.TargetContentName)
-		}
-		return act(rec, ActionDeleteSource, "deleting VolumeSnapshot %s/%s (its content is Retain: the backend snapshot stays)", r.Namespace, src.Name)
-	}
-	// Past the point of no return: every step below still checks the
-	// world, and stops with a condition rather than guess.
 	switch {
-	case content == nil && tcontent == nil && !reached(snapshotOrder, rec.Step, ActionCreateTargetContent):
-		return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonSourceDeletedBefore,
-			Message: fmt.Sprintf("VolumeSnapshot %s/%s and its content were deleted before the transfer had retained them; nothing was transferred", r.Namespace, r.Spec.Source.Name)}
-	case !reached(snapshotOrder, rec.Step, ActionRetainSourceContent):
-		// Its owner deleted the source before this transfer had asked
-		// for its content to be retained: the snapshot controller deletes
-		// the content (and, under Delete, the backend snapshot) as asked.
-		// Retaining it now would race that deletion, and a target made
-		// from a backend snapshot being deleted would never be ready.
-		return Step{Action: ActionFail, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonSourceDeletedBefore,
-			Message: fmt.Sprintf("VolumeSnapshot %s/%s was deleted before the transfer had retained its content; nothing was transferred, the content is left to its deletionPolicy", r.Namespace, r.Spec.Source.Name)}
-	case tcontent != nil && !ours(tcontent, r):
-		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention, "VolumeSnapshotContent %s was not created by this transfer: remove it, the transfer then re-creates it", tcontent.Name)
-	case tsnap != nil && !ours(tsnap, r):
-		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention, "VolumeSnapshot %s/%s was not created by this transfer: remove it, the transfer then re-creates it", tsnap.Namespace, tsnap.Name)
+	case rec.Returning:
+		return returnSnapshot(o, src)
+	case rec.PointOfNoReturn:
+		return handOverSnapshot(o, src)
 	case src != nil && src.DeletionTimestamp == nil:
-		return act(rec, ActionDeleteSource, "deleting VolumeSnapshot %s/%s (its content is Retain: the backend snapshot stays)", r.Namespace, src.Name)
-	case content != nil && content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
+		return prepareSnapshot(o, src)
+	}
+	// Its owner deleted the source before the point of no return.
+	if s, ok := withdrawnWhileDeleted(o); ok {
+		return s
+	}
+	if c := o.SourceContent; c == nil || c.DeletionTimestamp != nil || c.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain || !lockedBy(c, o.Request) {
+		// Decided on the content as observed, not on the recorded step:
+		// unless this transfer retained it (its lock is on it), the
+		// snapshot controller deletes it (and, under Delete, the backend
+		// snapshot) as its owner asked, or another transfer holds it; a
+		// target on that backend snapshot would name deleted data, or
+		// data handed to someone else.
+		r := o.Request
+		return startRollback(rec, ReasonSourceDeletedBefore, "VolumeSnapshot %s/%s was deleted before the transfer had retained its content", r.Namespace, r.Spec.Source.Name)
+	}
+	// Its content Retain: the transfer hands it over as agreed.
+	return handOverSnapshot(o, src)
+}
+
+// prepareSnapshot is a step before the point of no return, with the source
+// there: lock it, retain its content, create the target content and
+// snapshot, then delete the source.
+func prepareSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
+	r, rec := o.Request, o.Request.Status.Record
+	content, tsnap, tcontent := o.SourceContent, o.TargetSnapshot, o.TargetContent
+	if s, ok := withdrawn(o, src, "VolumeSnapshot"); ok {
+		return s
+	}
+	switch {
+	case content == nil:
+		return startRollback(rec, ReasonSourceChanged, "VolumeSnapshotContent %s is gone", rec.SourceContentName)
+	case snapshotHandle(content) != rec.SnapshotHandle:
+		return startRollback(rec, ReasonSourceChanged, "VolumeSnapshotContent %s names another snapshot handle than recorded", content.Name)
+	case tsnap != nil && !ours(tsnap, r):
+		return startRollback(rec, ReasonTargetConflict, "a VolumeSnapshot %s/%s that this transfer did not create exists", tsnap.Namespace, tsnap.Name)
+	case tcontent != nil && !ours(tcontent, r):
+		return startRollback(rec, ReasonTargetConflict, "a VolumeSnapshotContent %s that this transfer did not create exists", tcontent.Name)
+	case tsnap != nil && tsnap.DeletionTimestamp != nil:
+		return startRollback(rec, ReasonTargetConflict, "VolumeSnapshot %s/%s, created by this transfer, is being deleted", tsnap.Namespace, tsnap.Name)
+	case !lockedBy(src, r):
+		return act(rec, ActionLockSource, "locking VolumeSnapshot %s/%s", r.Namespace, src.Name)
+	case content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain || !lockedBy(content, r):
 		return act(rec, ActionRetainSourceContent, "setting the deletionPolicy of VolumeSnapshotContent %s to Retain", content.Name)
 	case tcontent == nil:
 		return act(rec, ActionCreateTargetContent, "creating VolumeSnapshotContent %s for the same backend snapshot", rec.TargetContentName)
 	case tsnap == nil:
 		return act(rec, ActionCreateTargetSnapshot, "creating VolumeSnapshot %s/%s", TargetNamespace(o), r.Spec.TargetName)
-	case src != nil:
-		return wait(transferv1alpha1.PhaseTransferring, ReasonTransferring, "waiting for VolumeSnapshot %s/%s to be deleted", r.Namespace, src.Name)
-	case content != nil && content.DeletionTimestamp == nil:
-		return act(rec, ActionDeleteSourceContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", content.Name)
-	case content != nil:
-		return wait(transferv1alpha1.PhaseTransferring, ReasonTransferring, "waiting for VolumeSnapshotContent %s to be deleted", content.Name)
+	case tsnap.Status != nil && tsnap.Status.Error != nil && tsnap.Status.Error.Message != nil:
+		return wait(transferv1alpha1.PhaseTransferring, ReasonWaitingForTarget, "VolumeSnapshot %s/%s reports an error: %s", tsnap.Namespace, tsnap.Name, *tsnap.Status.Error.Message)
 	case !snapshotReady(tsnap, rec.TargetContentName):
 		return wait(transferv1alpha1.PhaseTransferring, ReasonWaitingForTarget, "waiting for VolumeSnapshot %s/%s to be bound to %s and readyToUse", tsnap.Namespace, tsnap.Name, rec.TargetContentName)
-	case string(tcontent.Spec.DeletionPolicy) != rec.OriginalDeletionPolicy:
-		return act(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", tcontent.Name, rec.OriginalDeletionPolicy)
 	}
-	return complete(o, transferv1alpha1.KindVolumeSnapshot)
+	return commit(rec, ActionDeleteSource, "deleting VolumeSnapshot %s/%s (its content is Retain: the backend snapshot stays)", r.Namespace, src.Name)
 }
 
-// rollbackSnapshot undoes a snapshot transfer that has not deleted its
-// source: the target objects (Retain, so the backend snapshot stays), then
-// the source content's policy and the lock, each only if this transfer
-// made it.
+// boundToTarget reports whether the target content has been bound to a
+// target snapshot.
+func boundToTarget(tcontent *snapv1.VolumeSnapshotContent) bool {
+	return tcontent != nil && tcontent.Spec.VolumeSnapshotRef.UID != ""
+}
+
+// handOverSnapshot is a step past the point of no return: the source
+// deleted, the old content removed (Retain), the target content's policy
+// restored. The target content's policy restored is the hand-over: a
+// target that is refused, taken, or deleted before then gives the snapshot
+// back (returnSnapshot); one deleted after it goes as that policy says.
+func handOverSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
+	r, rec := o.Request, o.Request.Status.Record
+	content, tsnap, tcontent := o.SourceContent, o.TargetSnapshot, o.TargetContent
+	transferring := transferv1alpha1.PhaseTransferring
+	bound := boundToTarget(tcontent) && ours(tcontent, r)
+	if rec.HandedOver {
+		if tcontent != nil && ours(tcontent, r) && tcontent.DeletionTimestamp == nil && string(tcontent.Spec.DeletionPolicy) != rec.OriginalDeletionPolicy {
+			return handOver(commit(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", tcontent.Name, rec.OriginalDeletionPolicy))
+		}
+		return complete(o, transferv1alpha1.KindVolumeSnapshot)
+	}
+	switch {
+	case src != nil && src.DeletionTimestamp == nil:
+		return commit(rec, ActionDeleteSource, "deleting VolumeSnapshot %s/%s (its content is Retain: the backend snapshot stays)", r.Namespace, src.Name)
+	case content != nil && content.DeletionTimestamp == nil && content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
+		return commit(rec, ActionRetainSourceContent, "setting the deletionPolicy of VolumeSnapshotContent %s to Retain", content.Name)
+	case tcontent != nil && !ours(tcontent, r):
+		return startReturn(rec, "VolumeSnapshotContent %s was not created by this transfer", tcontent.Name)
+	case tsnap != nil && !ours(tsnap, r):
+		return startReturn(rec, "the name %s/%s was taken by a VolumeSnapshot this transfer did not create", tsnap.Namespace, tsnap.Name)
+	case tsnap != nil && tsnap.DeletionTimestamp != nil || tsnap == nil && bound:
+		return startReturn(rec, "VolumeSnapshot %s/%s was deleted before the transfer completed", TargetNamespace(o), r.Spec.TargetName)
+	case tcontent != nil && tcontent.DeletionTimestamp != nil:
+		return wait(transferring, ReasonNeedsAttention, "VolumeSnapshotContent %s, which names the backend snapshot, is being deleted", tcontent.Name)
+	case tcontent == nil:
+		return commit(rec, ActionCreateTargetContent, "creating VolumeSnapshotContent %s for the same backend snapshot", rec.TargetContentName)
+	case tsnap == nil:
+		return commit(rec, ActionCreateTargetSnapshot, "creating VolumeSnapshot %s/%s", TargetNamespace(o), r.Spec.TargetName)
+	case src != nil:
+		return wait(transferring, ReasonTransferring, "waiting for VolumeSnapshot %s/%s to be deleted", r.Namespace, src.Name)
+	case content != nil && content.DeletionTimestamp == nil:
+		return commit(rec, ActionDeleteSourceContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", content.Name)
+	case content != nil:
+		return wait(transferring, ReasonTransferring, "waiting for VolumeSnapshotContent %s to be deleted", content.Name)
+	case !snapshotReady(tsnap, rec.TargetContentName):
+		return wait(transferring, ReasonWaitingForTarget, "waiting for VolumeSnapshot %s/%s to be bound to %s and readyToUse", tsnap.Namespace, tsnap.Name, rec.TargetContentName)
+	}
+	return handOver(commit(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", tcontent.Name, rec.OriginalDeletionPolicy))
+}
+
+// returnSnapshot gives the backend snapshot back to the source namespace,
+// under the source snapshot's name, after the target refused it: a new
+// pre-provisioned content and snapshot there, then the target's objects
+// and the old content removed while they are Retain.
+func returnSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
+	r, rec := o.Request, o.Request.Status.Record
+	content, tsnap, tcontent, rcontent := o.SourceContent, o.TargetSnapshot, o.TargetContent, o.ReturnContent
+	transferring := transferv1alpha1.PhaseTransferring
+	back := o.SourceSnapshot
+	if back != nil && (!ours(back, r) || string(back.UID) == rec.SourceUID) {
+		back = nil
+	}
+	rname := ReturnContentName(r)
+	if rcontent != nil && !ours(rcontent, r) {
+		return wait(transferring, ReasonNeedsAttention, "%s; VolumeSnapshotContent %s was not created by this transfer", rec.ReturnMessage, rname)
+	}
+	mine := func(c *snapv1.VolumeSnapshotContent) bool {
+		return c != nil && ours(c, r) && c.DeletionTimestamp == nil
+	}
+	switch {
+	case mine(tcontent) && tcontent.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
+		return wait(transferring, ReasonNeedsAttention, "%s; VolumeSnapshotContent %s is not Retain, the controller will not delete it nor its VolumeSnapshot", rec.ReturnMessage, tcontent.Name)
+	case tsnap != nil && ours(tsnap, r) && tsnap.DeletionTimestamp == nil:
+		return giveBack(rec, ActionDeleteTargetSnapshot, "deleting VolumeSnapshot %s/%s", tsnap.Namespace, tsnap.Name)
+	case tsnap != nil && ours(tsnap, r):
+		return wait(transferring, ReasonTargetRefused, "%s; waiting for VolumeSnapshot %s/%s to be deleted", rec.ReturnMessage, tsnap.Namespace, tsnap.Name)
+	case src != nil:
+		return wait(transferring, ReasonTargetRefused, "%s; waiting for the deleted VolumeSnapshot %s/%s to go", rec.ReturnMessage, src.Namespace, src.Name)
+	case o.SourceSnapshot != nil && back == nil:
+		return wait(transferring, ReasonNeedsAttention, "%s; a new VolumeSnapshot %s/%s exists, so the snapshot cannot be given back under that name: "+
+			"backend snapshot %s stays, named by a Retain VolumeSnapshotContent", rec.ReturnMessage, r.Namespace, r.Spec.Source.Name, rec.SnapshotHandle)
+	case rcontent == nil:
+		return giveBack(rec, ActionCreateReturnContent, "creating VolumeSnapshotContent %s for the same backend snapshot", rname)
+	case back == nil:
+		return giveBack(rec, ActionReturnSource, "creating VolumeSnapshot %s/%s again, bound to VolumeSnapshotContent %s", r.Namespace, r.Spec.Source.Name, rname)
+	case back.DeletionTimestamp != nil:
+		return wait(transferring, ReasonNeedsAttention, "%s; VolumeSnapshot %s/%s, created to give the snapshot back, is being deleted", rec.ReturnMessage, r.Namespace, back.Name)
+	case !snapshotReady(back, rname):
+		return wait(transferring, ReasonTargetRefused, "%s; waiting for VolumeSnapshot %s/%s to be bound to %s and readyToUse", rec.ReturnMessage, r.Namespace, back.Name, rname)
+	case mine(tcontent):
+		return giveBack(rec, ActionDeleteTargetContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", tcontent.Name)
+	case content != nil && content.DeletionTimestamp == nil && content.Spec.DeletionPolicy == snapv1.VolumeSnapshotContentRetain:
+		return giveBack(rec, ActionDeleteSourceContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", content.Name)
+	case tcontent != nil && ours(tcontent, r) || content != nil:
+		return wait(transferring, ReasonTargetRefused, "%s; waiting for the old VolumeSnapshotContents to be deleted", rec.ReturnMessage)
+	case string(rcontent.Spec.DeletionPolicy) != rec.OriginalDeletionPolicy:
+		return giveBack(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", rname, rec.OriginalDeletionPolicy)
+	}
+	return returned(o, transferv1alpha1.KindVolumeSnapshot)
+}
+
+// rollbackSnapshot undoes a snapshot transfer before its point of no
+// return: the target objects (Retain, so the backend snapshot stays),
+// then the source content's policy (also when its owner deleted the
+// source meanwhile: the content then goes as its policy says) and the
+// lock, each only if this transfer made it.
 func rollbackSnapshot(o *Observed) Step {
 	r, rec := o.Request, o.Request.Status.Record
 	src, content, tsnap, tcontent := o.SourceSnapshot, o.SourceContent, o.TargetSnapshot, o.TargetContent
 	if src != nil && string(src.UID) != rec.SourceUID {
 		src = nil
 	}
+	ownsContent := content != nil && content.DeletionTimestamp == nil && lockedBy(content, r)
 	switch {
 	case tcontent != nil && ours(tcontent, r) && tcontent.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
 		// Checked before the target snapshot is deleted too: the snapshot
@@ -192,10 +284,10 @@ func rollbackSnapshot(o *Observed) Step {
 		return undo(rec, ActionDeleteTargetContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", tcontent.Name)
 	case tcontent != nil && ours(tcontent, r):
 		return wait(transferv1alpha1.PhaseTransferring, ReasonRollingBack, "%s; rolling back: waiting for VolumeSnapshotContent %s to be deleted", rec.RollbackMessage, tcontent.Name)
-	case src != nil && lockedBy(src, r) && content != nil && string(content.Spec.DeletionPolicy) != rec.OriginalDeletionPolicy:
+	case ownsContent:
 		return undo(rec, ActionRestoreSourceDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s back to %s", content.Name, rec.OriginalDeletionPolicy)
 	case src != nil && lockedBy(src, r):
 		return undo(rec, ActionUnlockSource, "unlocking VolumeSnapshot %s/%s", src.Namespace, src.Name)
 	}
-	return rolledBack(rec)
+	return rolledBack(rec, src != nil && src.DeletionTimestamp == nil)
 }

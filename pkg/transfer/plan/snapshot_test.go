@@ -154,24 +154,24 @@ func TestSnapshotRefusals(t *testing.T) {
 	}
 }
 
-func TestSnapshotTransferStopsAtAForeignTargetAfterThePointOfNoReturn(t *testing.T) {
+func TestSnapshotTransferGivesBackAfterAForeignTargetContentPastThePointOfNoReturn(t *testing.T) {
 	w := newSnapshotWorld()
 	for range slices.Index(snapshotSteps, ActionDeleteSource) + 1 {
 		w.apply(Next(&w.o))
 	}
 	delete(w.o.TargetContent.Annotations, RequestAnnotation)
-	if s := Next(&w.o); s.Action != ActionNone || s.Reason != ReasonNeedsAttention {
-		t.Errorf("Next() = %+v, want a NeedsAttention wait", s)
+	if s := Next(&w.o); s.Action != ActionStartReturn || s.Reason != ReasonTargetRefused {
+		t.Fatalf("Next() = %+v, want StartReturn", s)
 	}
+	_, last := w.run()
+	checkSnapshotGivenBack(t, w, last)
 }
 
 func TestSnapshotTransferFailsWhenTheSourceWentBeforeItWasRetained(t *testing.T) {
 	w := newSnapshotWorld()
 	w.apply(Next(&w.o)) // Begin
 	w.o.SourceSnapshot, w.o.SourceContent = nil, nil
-	if s := Next(&w.o); s.Action != ActionFail || s.Reason != ReasonSourceDeletedBefore {
-		t.Errorf("Next() = %+v, want Fail (%s)", s, ReasonSourceDeletedBefore)
-	}
+	checkLeftToItsDeletion(t, w)
 }
 
 func TestSnapshotTransferFailsWhenItsOwnerDeletesTheSourceBeforeItIsRetained(t *testing.T) {

@@ -204,6 +204,26 @@ type TransferRecord struct {
 	RollbackReason string `json:"rollbackReason,omitempty"`
 	// +optional
 	RollbackMessage string `json:"rollbackMessage,omitempty"`
+	// PointOfNoReturn is set, once and for good, with the first step that
+	// cannot be undone: the source's deletion, or a step taken after its
+	// owner deleted it. From then on the transfer is not rolled back: it
+	// hands the object over, or gives it back (Returning).
+	// +optional
+	PointOfNoReturn bool `json:"pointOfNoReturn,omitempty"`
+	// HandedOver is set, with the step that restores the original policy
+	// on what the target now owns, once the hand-over is decided: from
+	// then on the target's owner owns the object, and deleting it deletes
+	// it as that policy says.
+	// +optional
+	HandedOver bool `json:"handedOver,omitempty"`
+	// Returning is set once the target has refused the object after the
+	// point of no return (its namespace gone or terminating, its name
+	// taken, its admission refusing): the object is given back to the
+	// source namespace, under the source's name. ReturnMessage says why.
+	// +optional
+	Returning bool `json:"returning,omitempty"`
+	// +optional
+	ReturnMessage string `json:"returnMessage,omitempty"`
 	// SourceUID is the UID of the source object.
 	SourceUID string `json:"sourceUID"`
 

@@ -1,0 +1,64 @@
+package transfer
+
+import (
+	"testing"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clienttesting "k8s.io/client-go/testing"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+)
+
+// TestATargetRefusedBeforeThePointOfNoReturnWaitsWithTheSourceIntact: a
+// create of the target claim that the API server refuses (the target
+// namespace gone: NotFound, issue 23 defect 4; a quota: Forbidden, defect
+// 2) does not count as done. The transfer says TargetRefused, keeps the
+// source, and goes on once the target namespace admits the claim.
+func TestATargetRefusedBeforeThePointOfNoReturnWaitsWithTheSourceIntact(t *testing.T) {
+	refusals := map[string]error{
+		"the target namespace is gone": apierrors.NewNotFound(schema.GroupResource{Resource: "namespaces"}, "test"),
+		"a quota refuses it": apierrors.NewForbidden(schema.GroupResource{Resource: "persistentvolumeclaims"}, "bar",
+			errExceededQuota),
+	}
+	for name, refusal := range refusals {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, boundClaim(), nil)
+			refuse := func(a clienttesting.Action) error {
+				if a.Matches("create", "persistentvolumeclaims") && a.GetNamespace() == "test" {
+					return refusal
+				}
+				return nil
+			}
+			h.fault.Store(&refuse)
+			h.createRequestAndAccept(transferv1alpha1.KindPersistentVolumeClaim, "data", "")
+			h.waitFor("TargetRefused", func() bool { return h.transferredReason() == plan.ReasonTargetRefused })
+			src, err := h.kube.CoreV1().PersistentVolumeClaims("prod").Get(h.ctx, "data", metav1.GetOptions{})
+			if err != nil || src.DeletionTimestamp != nil {
+				t.Fatalf("Source claim = %+v, %v; want it intact while the target is refused", src, err)
+			}
+			h.fault.Store(nil)
+			// The controller looks again within 30 s; an edit of the request
+			// makes it look now.
+			r := h.request().DeepCopy()
+			r.Labels = map[string]string{"quota": "raised"}
+			if _, err := h.api.TransferV1alpha1().StorageTransferRequests("prod").Update(h.ctx, r, metav1.UpdateOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			h.waitFor("the request to be deleted after the transfer", func() bool { return h.request() == nil })
+			target, err := h.kube.CoreV1().PersistentVolumeClaims("test").Get(h.ctx, "bar", metav1.GetOptions{})
+			if err != nil || target.Status.Phase != v1.ClaimBound {
+				t.Errorf("Target claim = %+v, %v; want test/bar bound", target, err)
+			}
+		})
+	}
+}
+
+var errExceededQuota = quotaError("exceeded quota: quota, requested: requests.storage=1Gi, used: requests.storage=0, limited: requests.storage=0")
+
+type quotaError string
+
+func (e quotaError) Error() string { return string(e) }
