@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
@@ -14,15 +15,6 @@ import (
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
-)
-
-// The annotations with which the external-snapshotter finds the secret
-// to delete a pre-provisioned content's snapshot, and the secret type of
-// a request's spec.secrets that sets them.
-const (
-	deletionSecretNameAnnotation      = "snapshot.storage.kubernetes.io/deletion-secret-name"
-	deletionSecretNamespaceAnnotation = "snapshot.storage.kubernetes.io/deletion-secret-namespace"
-	snapshotterSecretType             = "csi.storage.k8s.io/snapshotter-secret-name"
 )
 
 // take carries out one step of r's transfer. Every step is idempotent: an
@@ -78,11 +70,11 @@ func (c *Controller) take(ctx context.Context, r *transferv1alpha1.StorageTransf
 		}
 		err = c.setDeletionPolicy(ctx, content, snapv1.DeletionPolicy(rec.OriginalDeletionPolicy))
 	case plan.ActionCreateTargetContent:
-		return created(snaps.VolumeSnapshotContents().Create(ctx, targetContent(r, o.SourceContent), metav1.CreateOptions{}))
+		return created(snaps.VolumeSnapshotContents().Create(ctx, targetContent(r), metav1.CreateOptions{}))
 	case plan.ActionCreateTargetSnapshot:
 		return created(snaps.VolumeSnapshots(r.Status.TargetNamespace).Create(ctx, targetSnapshot(r), metav1.CreateOptions{}))
 	case plan.ActionCreateReturnContent:
-		return created(snaps.VolumeSnapshotContents().Create(ctx, returnContent(r, o.SourceContent), metav1.CreateOptions{}))
+		return created(snaps.VolumeSnapshotContents().Create(ctx, returnContent(r), metav1.CreateOptions{}))
 	case plan.ActionReturnSource:
 		if r.Spec.Source.Kind == transferv1alpha1.KindVolumeSnapshot {
 			return created(snaps.VolumeSnapshots(r.Namespace).Create(ctx, returnSnapshot(r), metav1.CreateOptions{}))
@@ -215,47 +207,49 @@ func owned(r *transferv1alpha1.StorageTransferRequest, name, namespace string) m
 }
 
 // targetContent is the pre-provisioned content for the target snapshot:
-// the recorded backend snapshot, driver and class, Retain until the end;
-// the deletion secret of the request's spec.secrets, else the source
-// content's (source may be nil once it is gone).
-func targetContent(r *transferv1alpha1.StorageTransferRequest, source *snapv1.VolumeSnapshotContent) *snapv1.VolumeSnapshotContent {
+// the recorded backend snapshot, driver, class, source volume mode and
+// volume mode change permission, Retain until the end, and the deletion
+// secret the accept named (of the target namespace: the target never
+// depends on the source namespace). All from the record: the source
+// content may be gone.
+func targetContent(r *transferv1alpha1.StorageTransferRequest) *snapv1.VolumeSnapshotContent {
+	rec := r.Status.Record
+	return contentFor(r, rec.TargetContentName, r.Status.TargetNamespace, r.Spec.TargetName, rec.TargetDeletionSecret)
+}
+
+// returnContent is the pre-provisioned content that gives the backend
+// snapshot back to the source namespace, with the source's own deletion
+// secret.
+func returnContent(r *transferv1alpha1.StorageTransferRequest) *snapv1.VolumeSnapshotContent {
+	rec := r.Status.Record
+	return contentFor(r, plan.ReturnContentName(r), r.Namespace, r.Spec.Source.Name, rec.SourceDeletionSecret)
+}
+
+// contentFor is a pre-provisioned content name of the recorded backend
+// snapshot for the VolumeSnapshot namespace/snapshot, with the deletion
+// secret (namespace/name, "" for none).
+func contentFor(r *transferv1alpha1.StorageTransferRequest, name, namespace, snapshot, secret string) *snapv1.VolumeSnapshotContent {
 	rec := r.Status.Record
 	c := &snapv1.VolumeSnapshotContent{
-		ObjectMeta: owned(r, rec.TargetContentName, ""),
+		ObjectMeta: owned(r, name, ""),
 		Spec: snapv1.VolumeSnapshotContentSpec{
 			VolumeSnapshotRef: v1.ObjectReference{Kind: "VolumeSnapshot", APIVersion: snapv1.SchemeGroupVersion.String(),
-				Namespace: r.Status.TargetNamespace, Name: r.Spec.TargetName},
-			DeletionPolicy: snapv1.VolumeSnapshotContentRetain,
-			Driver:         rec.Driver,
-			Source:         snapv1.VolumeSnapshotContentSource{SnapshotHandle: ptr.To(rec.SnapshotHandle)},
+				Namespace: namespace, Name: snapshot},
+			DeletionPolicy:   snapv1.VolumeSnapshotContentRetain,
+			Driver:           rec.Driver,
+			Source:           snapv1.VolumeSnapshotContentSource{SnapshotHandle: ptr.To(rec.SnapshotHandle)},
+			SourceVolumeMode: rec.SourceVolumeMode,
 		},
 	}
 	if rec.VolumeSnapshotClassName != "" {
 		c.Spec.VolumeSnapshotClassName = ptr.To(rec.VolumeSnapshotClassName)
 	}
-	if source != nil {
-		c.Spec.SourceVolumeMode = source.Spec.SourceVolumeMode
-		for _, k := range []string{deletionSecretNameAnnotation, deletionSecretNamespaceAnnotation} {
-			if v, ok := source.Annotations[k]; ok {
-				c.Annotations[k] = v
-			}
-		}
+	if rec.AllowVolumeModeChange != "" {
+		c.Annotations[plan.AllowVolumeModeChangeAnnotation] = rec.AllowVolumeModeChange
 	}
-	for _, s := range r.Spec.Secrets {
-		if s.Type == snapshotterSecretType {
-			c.Annotations[deletionSecretNameAnnotation], c.Annotations[deletionSecretNamespaceAnnotation] = s.Name, s.Namespace
-		}
+	if ns, name, ok := strings.Cut(secret, "/"); ok {
+		c.Annotations[plan.DeletionSecretNamespaceAnnotation], c.Annotations[plan.DeletionSecretNameAnnotation] = ns, name
 	}
-	return c
-}
-
-// returnContent is the pre-provisioned content that gives the backend
-// snapshot back to the source namespace: as targetContent, naming the
-// source's namespace and name.
-func returnContent(r *transferv1alpha1.StorageTransferRequest, source *snapv1.VolumeSnapshotContent) *snapv1.VolumeSnapshotContent {
-	c := targetContent(r, source)
-	c.Name = plan.ReturnContentName(r)
-	c.Spec.VolumeSnapshotRef.Namespace, c.Spec.VolumeSnapshotRef.Name = r.Namespace, r.Spec.Source.Name
 	return c
 }
 

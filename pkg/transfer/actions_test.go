@@ -16,10 +16,10 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 )
 
-func recordedRequest(secrets ...transferv1alpha1.TransferSecret) *transferv1alpha1.StorageTransferRequest {
+func recordedRequest() *transferv1alpha1.StorageTransferRequest {
 	return &transferv1alpha1.StorageTransferRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: "move", Namespace: "prod", UID: "r1"},
-		Spec:       transferv1alpha1.StorageTransferRequestSpec{TargetName: "bar", Secrets: secrets},
+		Spec:       transferv1alpha1.StorageTransferRequestSpec{TargetName: "bar"},
 		Status: transferv1alpha1.StorageTransferRequestStatus{TargetNamespace: "test", Record: &transferv1alpha1.TransferRecord{
 			TargetContentName: "snapcontent-transfer-r1", SnapshotHandle: "snap-1", Driver: "local.csi", VolumeSnapshotClassName: "csi-snapclass",
 			VolumeName: "pv-1", ClaimSpec: &v1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("csi"), VolumeName: "pv-1",
@@ -27,25 +27,31 @@ func recordedRequest(secrets ...transferv1alpha1.TransferSecret) *transferv1alph
 	}
 }
 
+// TestTargetContent: the target content is built from the record alone
+// (the source content may be gone), carries the source's volume mode and
+// its permission to change it (issue 23 defect 15), and names as its
+// deletion secret only the one the accept named, of the target namespace:
+// never a secret of the source namespace (defect 6). The content that gives
+// the snapshot back names the source's own.
 func TestTargetContent(t *testing.T) {
-	source := &snapv1.VolumeSnapshotContent{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-		deletionSecretNameAnnotation: "prod-secret", deletionSecretNamespaceAnnotation: "prod"}},
-		Spec: snapv1.VolumeSnapshotContentSpec{SourceVolumeMode: ptr.To(v1.PersistentVolumeFilesystem)}}
 	tests := map[string]struct {
-		request       *transferv1alpha1.StorageTransferRequest
-		source        *snapv1.VolumeSnapshotContent
-		wantSecret    string
-		wantNamespace string
+		record                     func(*transferv1alpha1.TransferRecord)
+		wantSecret, wantNamespace  string
+		wantBackSecret, wantBackNS string
 	}{
-		"the source content's deletion secret is kept": {recordedRequest(), source, "prod-secret", "prod"},
-		"a snapshotter secret of the request replaces it": {
-			recordedRequest(transferv1alpha1.TransferSecret{Name: "test-secret", Namespace: "test", Type: snapshotterSecretType}), source, "test-secret", "test"},
-		"a secret of another type is no deletion secret": {
-			recordedRequest(transferv1alpha1.TransferSecret{Name: "x", Namespace: "test", Type: "csi.storage.k8s.io/provisioner-secret-name"}), nil, "", ""},
+		"no deletion secret": {record: func(*transferv1alpha1.TransferRecord) {}},
+		"the accept's for the target, the source's to give it back": {record: func(rec *transferv1alpha1.TransferRecord) {
+			rec.TargetDeletionSecret, rec.SourceDeletionSecret = "test/test-secret", "prod/prod-secret"
+		}, wantSecret: "test-secret", wantNamespace: "test", wantBackSecret: "prod-secret", wantBackNS: "prod"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			c := targetContent(tc.request, tc.source)
+			r := recordedRequest()
+			r.Spec.Source.Name = "foo"
+			r.Status.Record.SourceVolumeMode = ptr.To(v1.PersistentVolumeBlock)
+			r.Status.Record.AllowVolumeModeChange = "true"
+			tc.record(r.Status.Record)
+			c := targetContent(r)
 			if c.Name != "snapcontent-transfer-r1" || *c.Spec.Source.SnapshotHandle != "snap-1" || c.Spec.Driver != "local.csi" ||
 				*c.Spec.VolumeSnapshotClassName != "csi-snapclass" || c.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain {
 				t.Errorf("content = %+v, want the recorded snapshot, driver and class under Retain", c)
@@ -56,8 +62,18 @@ func TestTargetContent(t *testing.T) {
 			if c.Annotations[plan.RequestAnnotation] != "r1" {
 				t.Errorf("annotations = %v, want the request's UID", c.Annotations)
 			}
-			if c.Annotations[deletionSecretNameAnnotation] != tc.wantSecret || c.Annotations[deletionSecretNamespaceAnnotation] != tc.wantNamespace {
-				t.Errorf("deletion secret = %s/%s, want %s/%s", c.Annotations[deletionSecretNamespaceAnnotation], c.Annotations[deletionSecretNameAnnotation], tc.wantNamespace, tc.wantSecret)
+			if ptr.Deref(c.Spec.SourceVolumeMode, "") != v1.PersistentVolumeBlock || c.Annotations[plan.AllowVolumeModeChangeAnnotation] != "true" {
+				t.Errorf("content = %+v, want sourceVolumeMode Block and the volume mode change allowed, as recorded", c)
+			}
+			if c.Annotations[plan.DeletionSecretNameAnnotation] != tc.wantSecret || c.Annotations[plan.DeletionSecretNamespaceAnnotation] != tc.wantNamespace {
+				t.Errorf("deletion secret = %s/%s, want %s/%s", c.Annotations[plan.DeletionSecretNamespaceAnnotation], c.Annotations[plan.DeletionSecretNameAnnotation], tc.wantNamespace, tc.wantSecret)
+			}
+			back := returnContent(r)
+			if ref := back.Spec.VolumeSnapshotRef; back.Name != "snapcontent-return-r1" || ref.Namespace != "prod" || ref.Name != "foo" {
+				t.Errorf("return content %s names %+v, want snapcontent-return-r1 for prod/foo", back.Name, ref)
+			}
+			if back.Annotations[plan.DeletionSecretNameAnnotation] != tc.wantBackSecret || back.Annotations[plan.DeletionSecretNamespaceAnnotation] != tc.wantBackNS {
+				t.Errorf("return content's deletion secret = %s/%s, want %s/%s", back.Annotations[plan.DeletionSecretNamespaceAnnotation], back.Annotations[plan.DeletionSecretNameAnnotation], tc.wantBackNS, tc.wantBackSecret)
 			}
 		})
 	}

@@ -240,3 +240,39 @@ func TestTheClaimOfAnEphemeralVolumeIsNotTransferred(t *testing.T) {
 		t.Errorf("Next() = %+v, want a %s wait", s, ReasonEphemeral)
 	}
 }
+
+// Defect 6: a request names only secrets of its own namespace, and the
+// target depends on no secret of the source namespace: a backend snapshot
+// that needs a deletion secret waits until the accept names one of its
+// own. Defect 15: the record carries what the target content needs.
+func TestSecretsAreTheirOwnNamespaces(t *testing.T) {
+	t.Run("a secret of another namespace is refused", func(t *testing.T) {
+		w := newSnapshotWorld()
+		w.o.Request.Spec.Secrets = []transferv1alpha1.TransferSecret{{Name: "admin", Namespace: "kube-system", Type: SnapshotterSecretType}}
+		if s := Next(&w.o); s.Action != ActionNone || s.Reason != ReasonSecretNotAllowed || !strings.Contains(s.Message, "kube-system/admin") {
+			t.Errorf("Next() = %+v, want a %s wait naming the secret", s, ReasonSecretNotAllowed)
+		}
+	})
+	t.Run("a deletion secret is needed from the accept", func(t *testing.T) {
+		w := newSnapshotWorld()
+		setAnn(&w.o.SourceContent.ObjectMeta, DeletionSecretNameAnnotation, "prod-secret")
+		setAnn(&w.o.SourceContent.ObjectMeta, DeletionSecretNamespaceAnnotation, "prod")
+		if s := Next(&w.o); s.Action != ActionNone || s.Reason != ReasonDeletionSecretNeeded || !strings.Contains(s.Message, "spec.deletionSecretName") {
+			t.Fatalf("Next() = %+v, want a %s wait", s, ReasonDeletionSecretNeeded)
+		}
+		w.o.Match.Accept.Spec.DeletionSecretName = "test-secret"
+		s := Next(&w.o)
+		if s.Action != ActionBegin || s.Record.TargetDeletionSecret != "test/test-secret" || s.Record.SourceDeletionSecret != "prod/prod-secret" {
+			t.Errorf("Next() = %+v (record %+v), want Begin recording test/test-secret for the target and prod/prod-secret to give it back", s, s.Record)
+		}
+	})
+	t.Run("the volume mode and its change are recorded", func(t *testing.T) {
+		w := newSnapshotWorld()
+		w.o.SourceContent.Spec.SourceVolumeMode = ptr.To(v1.PersistentVolumeBlock)
+		setAnn(&w.o.SourceContent.ObjectMeta, AllowVolumeModeChangeAnnotation, "true")
+		s := Next(&w.o)
+		if s.Action != ActionBegin || ptr.Deref(s.Record.SourceVolumeMode, "") != v1.PersistentVolumeBlock || s.Record.AllowVolumeModeChange != "true" {
+			t.Errorf("Next() = %+v (record %+v), want Begin recording sourceVolumeMode Block and the change allowed", s, s.Record)
+		}
+	})
+}

@@ -136,6 +136,12 @@ const (
 	ReasonSourceDeletedBefore = "SourceDeletedBeforeTransfer"
 	ReasonGroupMember         = "SourceInVolumeGroupSnapshot"
 	ReasonEphemeral           = "SourceIsEphemeral"
+	// ReasonSecretNotAllowed: the request names a secret of another
+	// namespace than its own.
+	ReasonSecretNotAllowed = "SecretNotAllowed"
+	// ReasonDeletionSecretNeeded: the backend snapshot needs a deletion
+	// secret and the accept names none of its namespace.
+	ReasonDeletionSecretNeeded = "DeletionSecretNeeded"
 	// ReasonTargetRefused: the target namespace refused to create the
 	// target object (quota, LimitRange, a policy, terminating or gone).
 	ReasonTargetRefused = "TargetRefused"
@@ -222,6 +228,14 @@ func Next(o *Observed) Step {
 		}
 		if o.Match.Accept == nil {
 			return Step{Action: ActionNone, Phase: transferv1alpha1.PhasePending, Reason: ReasonWaitingForMatch, Message: o.Match.Request.Message}
+		}
+	}
+	if rec == nil {
+		for _, sec := range r.Spec.Secrets {
+			if sec.Namespace != r.Namespace {
+				return wait(transferv1alpha1.PhaseMatched, ReasonSecretNotAllowed,
+					"spec.secrets names Secret %s/%s: a request may name only secrets of its own namespace %s (the controller would hand another namespace's secret to the driver)", sec.Namespace, sec.Name, r.Namespace)
+			}
 		}
 	}
 	switch r.Spec.Source.Kind {

@@ -13,6 +13,32 @@ import (
 // removed while it is Retain, so the backend snapshot is never deleted on
 // the way.
 
+// The annotations with which the external-snapshotter finds the secret to
+// delete a pre-provisioned content's snapshot and allows a restore to
+// another volume mode.
+const (
+	DeletionSecretNameAnnotation      = "snapshot.storage.kubernetes.io/deletion-secret-name"
+	DeletionSecretNamespaceAnnotation = "snapshot.storage.kubernetes.io/deletion-secret-namespace"
+	AllowVolumeModeChangeAnnotation   = "snapshot.storage.kubernetes.io/allow-volume-mode-change"
+	// SnapshotterSecretType is the type of a request's spec.secrets
+	// entry that names the deletion secret.
+	SnapshotterSecretType = "csi.storage.k8s.io/snapshotter-secret-name"
+)
+
+// sourceDeletionSecret is the deletion secret (namespace/name) the source
+// content names, else the one of the request's spec.secrets, "" if none.
+func sourceDeletionSecret(r *transferv1alpha1.StorageTransferRequest, c *snapv1.VolumeSnapshotContent) string {
+	if name := c.Annotations[DeletionSecretNameAnnotation]; name != "" {
+		return c.Annotations[DeletionSecretNamespaceAnnotation] + "/" + name
+	}
+	for _, s := range r.Spec.Secrets {
+		if s.Type == SnapshotterSecretType {
+			return s.Namespace + "/" + s.Name
+		}
+	}
+	return ""
+}
+
 // snapshotHandle is the backend snapshot of a content, "" if not known
 // yet.
 func snapshotHandle(c *snapv1.VolumeSnapshotContent) string {
@@ -68,6 +94,9 @@ func preflightSnapshot(o *Observed) Step {
 		return wait(matched, ReasonTargetNameTaken, "a VolumeSnapshot %s/%s already exists: delete it or choose another spec.targetName", targetNS, r.Spec.TargetName)
 	case o.TargetContent != nil && !ours(o.TargetContent, r):
 		return wait(matched, ReasonTargetNameTaken, "a VolumeSnapshotContent %s that this transfer did not create already exists", o.TargetContent.Name)
+	case sourceDeletionSecret(r, content) != "" && o.Match.Accept.Spec.DeletionSecretName == "":
+		return wait(matched, ReasonDeletionSecretNeeded, "the backend snapshot needs a deletion secret (the source's is %s): StorageTransferAccept %s/%s must name a Secret of its namespace in spec.deletionSecretName",
+			sourceDeletionSecret(r, content), o.Match.Accept.Namespace, o.Match.Accept.Name)
 	}
 	rec := &transferv1alpha1.TransferRecord{
 		Step:                   string(ActionBegin),
@@ -77,6 +106,12 @@ func preflightSnapshot(o *Observed) Step {
 		OriginalDeletionPolicy: string(content.Spec.DeletionPolicy),
 		SnapshotHandle:         snapshotHandle(content),
 		Driver:                 content.Spec.Driver,
+		SourceVolumeMode:       content.Spec.SourceVolumeMode,
+		AllowVolumeModeChange:  content.Annotations[AllowVolumeModeChangeAnnotation],
+		SourceDeletionSecret:   sourceDeletionSecret(r, content),
+	}
+	if name := o.Match.Accept.Spec.DeletionSecretName; name != "" {
+		rec.TargetDeletionSecret = o.Match.Accept.Namespace + "/" + name
 	}
 	if src.Spec.VolumeSnapshotClassName != nil {
 		rec.VolumeSnapshotClassName = *src.Spec.VolumeSnapshotClassName

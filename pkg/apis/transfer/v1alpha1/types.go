@@ -92,10 +92,13 @@ type StorageTransferRequest struct {
 type StorageTransferRequestSpec struct {
 	// Source is the object offered, in the request's namespace.
 	Source TransferSource `json:"source"`
-	// Secrets are the secrets the backend needs for the transferred
-	// object, named on the target object (for a VolumeSnapshot: its
-	// content's deletion secret). Each names a secret that the controller
-	// references; it never copies secrets between namespaces.
+	// Secrets are the secrets the backend needs for the source object
+	// (for a VolumeSnapshot: its content's deletion secret), each in the
+	// request's own namespace: a request naming a secret of another
+	// namespace is refused (the controller would hand it to the driver on
+	// the request's behalf). The target object never depends on them: the
+	// target names its own on the accept (spec.deletionSecretName). The
+	// controller never copies secrets between namespaces.
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=16
@@ -248,6 +251,22 @@ type TransferRecord struct {
 	// VolumeSnapshotClassName is the class of the source snapshot.
 	// +optional
 	VolumeSnapshotClassName string `json:"volumeSnapshotClassName,omitempty"`
+	// SourceVolumeMode is the source content's spec.sourceVolumeMode, and
+	// AllowVolumeModeChange its
+	// snapshot.storage.kubernetes.io/allow-volume-mode-change annotation:
+	// both are carried to the target content.
+	// +optional
+	SourceVolumeMode *v1.PersistentVolumeMode `json:"sourceVolumeMode,omitempty"`
+	// +optional
+	AllowVolumeModeChange string `json:"allowVolumeModeChange,omitempty"`
+	// SourceDeletionSecret is the source content's deletion secret
+	// (namespace/name), for the content that gives the snapshot back;
+	// TargetDeletionSecret is the accept's (namespace/name), for the
+	// target content.
+	// +optional
+	SourceDeletionSecret string `json:"sourceDeletionSecret,omitempty"`
+	// +optional
+	TargetDeletionSecret string `json:"targetDeletionSecret,omitempty"`
 
 	// VolumeName is the PersistentVolume bound to the source claim.
 	// +optional
@@ -322,6 +341,16 @@ type StorageTransferAcceptSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
 	RequestToken string `json:"requestToken"`
+	// DeletionSecretName is a Secret of the accept's namespace that the
+	// transferred VolumeSnapshot's content names as its deletion secret
+	// (the snapshot.storage.kubernetes.io/deletion-secret-* annotations):
+	// needed when the backend needs a secret to delete the snapshot (the
+	// source's content names one, or the request's spec.secrets has one
+	// of type csi.storage.k8s.io/snapshotter-secret-name). The target
+	// never depends on a secret of the source namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	DeletionSecretName string `json:"deletionSecretName,omitempty"`
 }
 
 // StorageTransferAcceptStatus is the progress of the transfer as the
