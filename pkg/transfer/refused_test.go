@@ -1,10 +1,12 @@
 package transfer
 
 import (
+	"strings"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	clienttesting "k8s.io/client-go/testing"
@@ -55,6 +57,38 @@ func TestATargetRefusedBeforeThePointOfNoReturnWaitsWithTheSourceIntact(t *testi
 			}
 		})
 	}
+}
+
+// TestTheAcceptSeesWhyTheTransferStopped (issue 23 defect 13): the accept
+// carries the request's Transferred condition, so the target's owner sees
+// why the transfer waits; and a request whose accept is gone no longer
+// says it matches.
+func TestTheAcceptSeesWhyTheTransferStopped(t *testing.T) {
+	h := newHarness(t, boundClaim(), nil)
+	refuse := func(a clienttesting.Action) error {
+		if a.Matches("create", "persistentvolumeclaims") && a.GetNamespace() == "test" {
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "persistentvolumeclaims"}, "bar", errExceededQuota)
+		}
+		return nil
+	}
+	h.fault.Store(&refuse)
+	h.createRequestAndAccept(transferv1alpha1.KindPersistentVolumeClaim, "data", "")
+	h.waitFor("the accept to say TargetRefused", func() bool {
+		a, err := h.api.TransferV1alpha1().StorageTransferAccepts("test").Get(h.ctx, "accept-name", metav1.GetOptions{})
+		c := meta.FindStatusCondition(a.Status.Conditions, transferv1alpha1.ConditionTransferred)
+		return err == nil && c != nil && c.Reason == plan.ReasonTargetRefused && strings.Contains(c.Message, "exceeded quota")
+	})
+	if err := h.api.TransferV1alpha1().StorageTransferAccepts("test").Delete(h.ctx, "accept-name", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("the request to say its accept is gone", func() bool {
+		r := h.request()
+		if r == nil {
+			return false
+		}
+		c := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionMatched)
+		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "gone")
+	})
 }
 
 var errExceededQuota = quotaError("exceeded quota: quota, requested: requests.storage=1Gi, used: requests.storage=0, limited: requests.storage=0")

@@ -65,6 +65,13 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		if updated, err = c.writeStatus(ctx, r, o, step); err != nil {
 			return 0, err
 		}
+		if updated != r {
+			// The target's owner sees the new step at once, not at the
+			// next look.
+			if err := c.tellAccepts(ctx, updated, o.Match); err != nil {
+				return 0, err
+			}
+		}
 	}
 	switch step.Action {
 	case plan.ActionNone, plan.ActionBegin, plan.ActionStartRollback:
@@ -169,10 +176,10 @@ func (c *Controller) writeStatus(ctx context.Context, r *transferv1alpha1.Storag
 	if o.Match.Request.Matched {
 		matched = metav1.ConditionTrue
 	}
-	if st.Record == nil || o.Match.Accept != nil {
-		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionMatched, Status: matched,
-			Reason: o.Match.Request.Reason, Message: o.Match.Request.Message, ObservedGeneration: r.Generation})
-	}
+	// Also once the transfer has begun: an accept gone is told, not left
+	// saying it matches.
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionMatched, Status: matched,
+		Reason: o.Match.Request.Reason, Message: o.Match.Request.Message, ObservedGeneration: r.Generation})
 	transferred := metav1.ConditionFalse
 	if step.Phase == transferv1alpha1.PhaseCompleted {
 		transferred = metav1.ConditionTrue
@@ -215,7 +222,7 @@ func (c *Controller) finish(ctx context.Context, r *transferv1alpha1.StorageTran
 		reason, message = cond.Reason, cond.Message
 	}
 	if a != nil {
-		if err := c.setAcceptStatus(ctx, a, match.Verdict{Matched: true, Reason: match.ReasonMatched, Message: "matches StorageTransferRequest " + r.Namespace + "/" + r.Name}, phase); err != nil {
+		if err := c.setAcceptStatus(ctx, a, match.Verdict{Matched: true, Reason: match.ReasonMatched, Message: "matches StorageTransferRequest " + r.Namespace + "/" + r.Name}, r); err != nil {
 			return 0, err
 		}
 		typ := v1.EventTypeNormal
@@ -284,32 +291,42 @@ func (c *Controller) tellAccepts(ctx context.Context, r *transferv1alpha1.Storag
 		if !ok {
 			continue
 		}
-		phase := transferv1alpha1.PhasePending
-		if v.Matched {
-			phase = r.Status.Phase
-			if phase == "" {
-				phase = transferv1alpha1.PhaseMatched
-			}
-		}
-		if err := c.setAcceptStatus(ctx, a, v, phase); err != nil {
+		if err := c.setAcceptStatus(ctx, a, v, r); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// setAcceptStatus writes an accept's phase and Matched condition, and
-// tells a refusal once as an event.
-func (c *Controller) setAcceptStatus(ctx context.Context, a *transferv1alpha1.StorageTransferAccept, v match.Verdict, phase transferv1alpha1.Phase) error {
+// setAcceptStatus writes an accept's phase and conditions: Matched from
+// the verdict v, and, once it matches request r (nil for none), the
+// request's phase and its Transferred condition, so that the target's
+// owner sees where the transfer is and why it stopped. A refusal is told
+// once as an event.
+func (c *Controller) setAcceptStatus(ctx context.Context, a *transferv1alpha1.StorageTransferAccept, v match.Verdict, r *transferv1alpha1.StorageTransferRequest) error {
 	next := a.DeepCopy()
 	next.Status.ObservedGeneration = a.Generation
-	next.Status.Phase = phase
+	next.Status.Phase = transferv1alpha1.PhasePending
 	status := metav1.ConditionFalse
 	if v.Matched {
 		status = metav1.ConditionTrue
+		next.Status.Phase = transferv1alpha1.PhaseMatched
+		if r != nil && r.Status.Phase != "" {
+			next.Status.Phase = r.Status.Phase
+		}
 	}
 	meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionMatched, Status: status,
 		Reason: v.Reason, Message: v.Message, ObservedGeneration: a.Generation})
+	var transferred *metav1.Condition
+	if v.Matched && r != nil {
+		transferred = meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionTransferred)
+	}
+	if transferred != nil {
+		meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionTransferred, Status: transferred.Status,
+			Reason: transferred.Reason, Message: transferred.Message, ObservedGeneration: a.Generation})
+	} else {
+		meta.RemoveStatusCondition(&next.Status.Conditions, transferv1alpha1.ConditionTransferred)
+	}
 	if apiequality.Semantic.DeepEqual(a.Status, next.Status) {
 		return nil
 	}
@@ -331,7 +348,7 @@ func (c *Controller) syncOrphanAccept(ctx context.Context, key string) error {
 	if r := getAs[*transferv1alpha1.StorageTransferRequest](c.requests, a.Spec.SourceNamespace+"/"+a.Spec.RequestName); r != nil {
 		return nil // the request's sync tells it
 	}
-	return c.setAcceptStatus(ctx, a, match.RequestNotFound(a), transferv1alpha1.PhasePending)
+	return c.setAcceptStatus(ctx, a, match.RequestNotFound(a), nil)
 }
 
 // tell emits an event on obj.
