@@ -322,8 +322,13 @@ func (c *Controller) setAcceptStatus(ctx context.Context, a *transferv1alpha1.St
 		transferred = meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionTransferred)
 	}
 	if transferred != nil {
-		meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionTransferred, Status: transferred.Status,
-			Reason: transferred.Reason, Message: transferred.Message, ObservedGeneration: a.Generation})
+		// Written when its reason changes, not at each step of a transfer
+		// under way: one write to the accept per stop, not per step.
+		if old := meta.FindStatusCondition(a.Status.Conditions, transferv1alpha1.ConditionTransferred); old == nil ||
+			old.Reason != transferred.Reason || old.Status != transferred.Status {
+			meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionTransferred, Status: transferred.Status,
+				Reason: transferred.Reason, Message: transferred.Message, ObservedGeneration: a.Generation})
+		}
 	} else {
 		meta.RemoveStatusCondition(&next.Status.Conditions, transferv1alpha1.ConditionTransferred)
 	}

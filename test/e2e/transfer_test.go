@@ -270,7 +270,15 @@ func testTransferRefusedByQuota(t *testing.T, api generated.Interface, class str
 	src, dst := namespace(t, "xfer-src"), namespace(t, "xfer-dst")
 	quota := &v1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "no-claims", Namespace: dst},
 		Spec: v1.ResourceQuotaSpec{Hard: v1.ResourceList{v1.ResourcePersistentVolumeClaims: resource.MustParse("0")}}}
-	if _, err := world.Kube.CoreV1().ResourceQuotas(dst).Create(context.Background(), quota, metav1.CreateOptions{}); err != nil {
+	created, err := world.Kube.CoreV1().ResourceQuotas(dst).Create(context.Background(), quota, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Quota admission enforces status.hard, which kube-controller-manager's
+	// resourcequota controller writes; the test cluster does not run it
+	// (nothing else needs it), so the test writes what it would.
+	created.Status = v1.ResourceQuotaStatus{Hard: quota.Spec.Hard, Used: v1.ResourceList{v1.ResourcePersistentVolumeClaims: resource.MustParse("0")}}
+	if _, err := world.Kube.CoreV1().ResourceQuotas(dst).UpdateStatus(context.Background(), created, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	createPVC(t, src, "data", class)
@@ -290,14 +298,15 @@ func testTransferRefusedByQuota(t *testing.T, api generated.Interface, class str
 	}
 	// The controller tries again within 30 s; a label on the request makes
 	// it try now.
-	r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(context.Background(), "move", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.Labels = map[string]string{"quota": "lifted"}
-	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Update(context.Background(), r, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	waitFor(t, "a label on the request", func(ctx context.Context) bool {
+		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		r.Labels = map[string]string{"quota": "lifted"}
+		_, err = api.TransferV1alpha1().StorageTransferRequests(src).Update(ctx, r, metav1.UpdateOptions{})
+		return err == nil // a conflict with the controller's write: again
+	})
 	waitTransferGone(t, api, src, dst, nil)
 	moved := waitBound(t, dst, "bar")
 	if got, want := readData(t, s, moved), "refused by a quota "+src; got != want {
