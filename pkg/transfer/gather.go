@@ -1,6 +1,8 @@
 package transfer
 
 import (
+	"slices"
+
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
@@ -62,6 +64,9 @@ func (c *Controller) gather(r *transferv1alpha1.StorageTransferRequest) *plan.Ob
 				o.Pods = append(o.Pods, pod.Name)
 			}
 		}
+		// The index's order is a map's: sorted, one world says one thing
+		// (a message that changed would be a status write and an event).
+		slices.Sort(o.Pods)
 	}
 	return o
 }

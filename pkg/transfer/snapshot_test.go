@@ -66,7 +66,7 @@ func TestSnapshotTransferWithAWrongTokenChangesNothing(t *testing.T) {
 	h.createRequestAndAccept(transferv1alpha1.KindVolumeSnapshot, "foo", "d3JvbmctdG9rZW4tMTIzNDU2")
 	h.waitFor("the accept to be told", func() bool {
 		a, err := h.api.TransferV1alpha1().StorageTransferAccepts("test").Get(h.ctx, "accept-name", metav1.GetOptions{})
-		return err == nil && len(a.Status.Conditions) > 0 && a.Status.Conditions[0].Reason == "TokenMismatch"
+		return err == nil && len(a.Status.Conditions) > 0 && a.Status.Conditions[0].Reason == "RequestNotFound"
 	})
 	if r := h.request(); r.Status.Phase != transferv1alpha1.PhasePending || r.Status.Record != nil {
 		t.Errorf("Request status = %+v, want Pending without record", r.Status)

@@ -74,7 +74,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		}
 	}
 	switch step.Action {
-	case plan.ActionNone, plan.ActionBegin, plan.ActionStartRollback:
+	case plan.ActionNone, plan.ActionBegin, plan.ActionStartRollback, plan.ActionStartReturn:
 	case plan.ActionComplete, plan.ActionFail:
 		return c.finish(ctx, updated, o.Match.Accept)
 	default:

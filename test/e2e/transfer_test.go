@@ -341,8 +341,10 @@ func testTransferRefusals(t *testing.T, api generated.Interface, class string) {
 	t.Run("TokenMismatch", func(t *testing.T) {
 		offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "snap")
 		accept(t, api, dst, src, "move", "bm90LXRoZS10b2tlbi1hdC1hbGw")
-		waitAcceptReason(t, api, dst, "accept", match.ReasonTokenMismatch)
-		waitEvent(t, dst, "accept", match.ReasonTokenMismatch, "spec.requestToken is not the token")
+		// Told as if the request did not exist: without the token, the
+		// target learns nothing of the source namespace.
+		waitAcceptReason(t, api, dst, "accept", match.ReasonRequestNotFound)
+		waitEvent(t, dst, "accept", match.ReasonRequestNotFound, "has this token")
 		snap, _ := world.Snaps.SnapshotV1().VolumeSnapshots(src).Get(context.Background(), "snap", metav1.GetOptions{})
 		if _, locked := snap.Annotations[plan.LockAnnotation]; locked {
 			t.Error("a refused transfer locked the source")

@@ -16,18 +16,18 @@ import (
 const (
 	// ReasonMatched: the request and the accept match.
 	ReasonMatched = "Matched"
-	// ReasonNoToken: the request has no token yet.
+	// ReasonNoToken: the request has no token yet (told to the request
+	// only).
 	ReasonNoToken = "NoToken"
 	// ReasonWaitingForAccept: no accept names the request.
 	ReasonWaitingForAccept = "WaitingForAccept"
 	// ReasonRequestNotFound: no request of that name in the namespace the
-	// accept names (spec.sourceNamespace or spec.requestName is wrong).
+	// accept names has the accept's token (spec.sourceNamespace,
+	// spec.requestName or spec.requestToken is wrong).
 	ReasonRequestNotFound = "RequestNotFound"
 	// ReasonAcceptNameMismatch: the request names another accept
 	// (spec.acceptName).
 	ReasonAcceptNameMismatch = "AcceptNameMismatch"
-	// ReasonTokenMismatch: spec.requestToken is not the request's token.
-	ReasonTokenMismatch = "TokenMismatch"
 	// ReasonAmbiguous: accepts in several namespaces match the request;
 	// none is taken until all but one are deleted.
 	ReasonAmbiguous = "AmbiguousAccept"
@@ -83,18 +83,18 @@ func Decide(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alp
 		switch {
 		case a.Spec.SourceNamespace != r.Namespace || a.Spec.RequestName != r.Name:
 			continue // names another request: not ours to tell
+		case !tokenEqual(r.Spec.Token, a.Spec.RequestToken):
+			// Told exactly as a request that does not exist: who can
+			// create an accept anywhere learns nothing about the source
+			// namespace without the token (not whether the request exists,
+			// nor its accept's name, nor whether it is taken).
+			res.Accepts[key] = RequestNotFound(a)
 		case r.Status.AcceptUID != "" && string(a.UID) != r.Status.AcceptUID:
 			res.Accepts[key] = Verdict{Reason: ReasonTakenByAnother,
 				Message: fmt.Sprintf("StorageTransferRequest %s/%s is being transferred to another StorageTransferAccept", r.Namespace, r.Name)}
 		case r.Spec.AcceptName != a.Name:
 			res.Accepts[key] = Verdict{Reason: ReasonAcceptNameMismatch,
 				Message: fmt.Sprintf("StorageTransferRequest %s/%s names the accept %q, not %q: its spec.acceptName must name this accept", r.Namespace, r.Name, r.Spec.AcceptName, a.Name)}
-		case r.Spec.Token == "":
-			res.Accepts[key] = Verdict{Reason: ReasonNoToken,
-				Message: fmt.Sprintf("StorageTransferRequest %s/%s has no token yet", r.Namespace, r.Name)}
-		case !Matches(r, a):
-			res.Accepts[key] = Verdict{Reason: ReasonTokenMismatch,
-				Message: fmt.Sprintf("spec.requestToken is not the token of StorageTransferRequest %s/%s: copy it from the request's spec.token", r.Namespace, r.Name)}
 		default:
 			matching = append(matching, a)
 		}
@@ -127,8 +127,9 @@ func Decide(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alp
 }
 
 // RequestNotFound is the verdict for an accept whose request does not
-// exist, e.g. because the accept names the wrong namespace.
+// exist (e.g. the accept names the wrong namespace), or whose token is not
+// the request's: the two are told alike.
 func RequestNotFound(a *transferv1alpha1.StorageTransferAccept) Verdict {
 	return Verdict{Reason: ReasonRequestNotFound,
-		Message: fmt.Sprintf("no StorageTransferRequest %q in namespace %q: check spec.sourceNamespace and spec.requestName", a.Spec.RequestName, a.Spec.SourceNamespace)}
+		Message: fmt.Sprintf("no StorageTransferRequest %q in namespace %q has this token: check spec.sourceNamespace, spec.requestName and spec.requestToken (the request's spec.token)", a.Spec.RequestName, a.Spec.SourceNamespace)}
 }

@@ -80,15 +80,18 @@ func TestDecide(t *testing.T) {
 	}{
 		"no accept: the request waits": {
 			request: newRequest(), wantRequest: ReasonWaitingForAccept, wantAccepts: map[string]string{}},
-		"a request without token waits for it, and so does its accept": {
+		"a request without token waits for it; its accept learns nothing": {
 			request: newRequest(func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.Token = "" }), accepts: []*transferv1alpha1.StorageTransferAccept{newAccept("test")},
-			wantRequest: ReasonNoToken, wantAccepts: map[string]string{"test/accept-name": ReasonNoToken}},
+			wantRequest: ReasonNoToken, wantAccepts: map[string]string{"test/accept-name": ReasonRequestNotFound}},
 		"the matching accept is taken": {
 			request: newRequest(), accepts: []*transferv1alpha1.StorageTransferAccept{newAccept("test")},
 			wantAccept: "test/accept-name", wantRequest: ReasonMatched, wantAccepts: map[string]string{"test/accept-name": ReasonMatched}},
 		"a wrong token is refused and the request keeps waiting": {
 			request: newRequest(), accepts: []*transferv1alpha1.StorageTransferAccept{newAccept("test", withToken("bm90LXRoZS10b2tlbi1hdC1hbGw"))},
-			wantRequest: ReasonWaitingForAccept, wantAccepts: map[string]string{"test/accept-name": ReasonTokenMismatch}},
+			wantRequest: ReasonWaitingForAccept, wantAccepts: map[string]string{"test/accept-name": ReasonRequestNotFound}},
+		"without the token, an accept is told as if the request did not exist (issue 23 defect 12)": {
+			request: newRequest(), accepts: []*transferv1alpha1.StorageTransferAccept{newAccept("test", named("other"), withToken("bm90LXRoZS10b2tlbi1hdC1hbGw"))},
+			wantRequest: ReasonWaitingForAccept, wantAccepts: map[string]string{"test/other": ReasonRequestNotFound}},
 		"an accept of another name than spec.acceptName is refused": {
 			request: newRequest(), accepts: []*transferv1alpha1.StorageTransferAccept{newAccept("test", named("other"))},
 			wantRequest: ReasonWaitingForAccept, wantAccepts: map[string]string{"test/other": ReasonAcceptNameMismatch}},
