@@ -259,9 +259,12 @@ func targetSnapshot(r *transferv1alpha1.StorageTransferRequest) *snapv1.VolumeSn
 }
 
 // returnSnapshot is the source snapshot created again, bound to the
-// return content.
+// return content, locked by the request until the return has ended: no
+// other transfer takes it while its content is still Retain.
 func returnSnapshot(r *transferv1alpha1.StorageTransferRequest) *snapv1.VolumeSnapshot {
-	return snapshotOn(r, r.Namespace, r.Spec.Source.Name, plan.ReturnContentName(r))
+	s := snapshotOn(r, r.Namespace, r.Spec.Source.Name, plan.ReturnContentName(r))
+	s.Annotations[plan.LockAnnotation] = string(r.UID)
+	return s
 }
 
 // snapshotOn is a VolumeSnapshot namespace/name bound to content.
@@ -278,10 +281,14 @@ func snapshotOn(r *transferv1alpha1.StorageTransferRequest, namespace, name, con
 }
 
 // returnClaim is the source claim created again: as targetClaim, in the
-// source namespace under the source's name.
+// source namespace under the source's name, locked (and held) by the
+// request until the return has ended: no other transfer takes it while
+// its volume is still Retain.
 func returnClaim(r *transferv1alpha1.StorageTransferRequest) *v1.PersistentVolumeClaim {
 	pvc := targetClaim(r)
 	pvc.ObjectMeta = owned(r, r.Spec.Source.Name, r.Namespace)
+	pvc.Annotations[plan.LockAnnotation] = string(r.UID)
+	pvc.Finalizers = []string{plan.Finalizer}
 	return pvc
 }
 

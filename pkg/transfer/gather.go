@@ -5,6 +5,7 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
@@ -67,6 +68,19 @@ func (c *Controller) gather(r *transferv1alpha1.StorageTransferRequest) *plan.Ob
 		// The index's order is a map's: sorted, one world says one thing
 		// (a message that changed would be a status write and an event).
 		slices.Sort(o.Pods)
+	}
+	var src metav1.Object
+	switch {
+	case o.SourceSnapshot != nil:
+		src = o.SourceSnapshot
+	case o.SourceClaim != nil:
+		src = o.SourceClaim
+	}
+	if src != nil {
+		if holder := src.GetAnnotations()[plan.LockAnnotation]; holder != "" && holder != string(r.UID) {
+			held, _ := c.requests.GetIndexer().ByIndex(byUID, holder)
+			o.LockHolderExists = len(held) > 0
+		}
 	}
 	return o
 }

@@ -140,11 +140,14 @@ func (w *world) apply(s Step) bool {
 			b := &snapv1.VolumeSnapshot{ObjectMeta: *owned.DeepCopy(), Spec: snapv1.VolumeSnapshotSpec{
 				Source: snapv1.VolumeSnapshotSource{VolumeSnapshotContentName: ptr.To(ReturnContentName(r))}}}
 			b.Name, b.Namespace, b.UID = r.Spec.Source.Name, r.Namespace, "back"
+			setAnn(&b.ObjectMeta, LockAnnotation, string(r.UID))
 			o.SourceSnapshot = b
 		} else {
 			b := &v1.PersistentVolumeClaim{ObjectMeta: *owned.DeepCopy(), Spec: *r.Status.Record.ClaimSpec.DeepCopy()}
 			b.Name, b.Namespace, b.UID = r.Spec.Source.Name, r.Namespace, "back"
 			b.Spec.VolumeName = r.Status.Record.VolumeName
+			setAnn(&b.ObjectMeta, LockAnnotation, string(r.UID))
+			b.Finalizers = []string{Finalizer}
 			o.SourceClaim = b
 		}
 	case ActionReserveVolumeForSource:

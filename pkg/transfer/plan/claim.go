@@ -8,6 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 )
@@ -48,6 +49,28 @@ func preflightClaim(o *Observed) Step {
 			OriginalReclaimPolicy: pv.Spec.PersistentVolumeReclaimPolicy,
 			ClaimSpec:             src.Spec.DeepCopy(),
 		}}
+}
+
+// targetClaimOurs reports whether c is the target claim this transfer
+// created: its annotation names the request, and its spec is the one the
+// transfer would create. The annotation alone is not proof: the request's
+// UID is on every object the transfer creates, and the target namespace's
+// owner may put it on a claim of their own (another class, access mode or
+// volume mode, which the PV controller would never bind, or would bind
+// wrongly).
+func targetClaimOurs(c *v1.PersistentVolumeClaim, r *transferv1alpha1.StorageTransferRequest) bool {
+	rec := r.Status.Record
+	if !ours(c, r) || rec == nil || rec.ClaimSpec == nil {
+		return false
+	}
+	want, got := rec.ClaimSpec, c.Spec
+	return got.VolumeName == rec.VolumeName &&
+		ptr.Deref(got.StorageClassName, "") == ptr.Deref(want.StorageClassName, "") &&
+		slices.Equal(got.AccessModes, want.AccessModes) &&
+		ptr.Deref(got.VolumeMode, v1.PersistentVolumeFilesystem) == ptr.Deref(want.VolumeMode, v1.PersistentVolumeFilesystem) &&
+		ptr.Deref(got.VolumeAttributesClassName, "") == ptr.Deref(want.VolumeAttributesClassName, "") &&
+		apiequality.Semantic.DeepEqual(got.Selector, want.Selector) &&
+		apiequality.Semantic.DeepEqual(got.Resources.Requests, want.Resources.Requests)
 }
 
 // ownedByPod reports whether c is the claim of a generic ephemeral volume:
@@ -109,10 +132,8 @@ func prepareClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 	switch {
 	case pv == nil || pv.Spec.ClaimRef == nil || pv.Spec.ClaimRef.UID != src.UID:
 		return startRollback(rec, ReasonSourceChanged, "PersistentVolume %s is no longer bound to PersistentVolumeClaim %s/%s", rec.VolumeName, r.Namespace, src.Name)
-	case target != nil && !ours(target, r):
+	case target != nil && !targetClaimOurs(target, r):
 		return startRollback(rec, ReasonTargetConflict, "a PersistentVolumeClaim %s/%s that this transfer did not create exists", targetNS, r.Spec.TargetName)
-	case target != nil && target.Spec.VolumeName != rec.VolumeName:
-		return startRollback(rec, ReasonTargetConflict, "PersistentVolumeClaim %s/%s names another volume than %s", targetNS, r.Spec.TargetName, rec.VolumeName)
 	case target != nil && target.DeletionTimestamp != nil:
 		return startRollback(rec, ReasonTargetConflict, "PersistentVolumeClaim %s/%s, created by this transfer, is being deleted", targetNS, r.Spec.TargetName)
 	case !claimLocked(src, r):
@@ -157,7 +178,7 @@ func handOverClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 	}
 	ref := pv.Spec.ClaimRef
 	bound := ref != nil && ref.Namespace == targetNS && ref.Name == r.Spec.TargetName && ref.UID != ""
-	live := bound && target != nil && target.UID == ref.UID && target.DeletionTimestamp == nil
+	live := bound && target != nil && target.UID == ref.UID && target.DeletionTimestamp == nil && targetClaimOurs(target, r)
 	switch {
 	case live && target.Status.Phase != v1.ClaimBound:
 		return wait(transferring, ReasonWaitingForTarget, "waiting for PersistentVolumeClaim %s/%s to be bound to %s", targetNS, r.Spec.TargetName, pv.Name)
@@ -171,7 +192,9 @@ func handOverClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 		return wait(transferring, ReasonBoundElsewhere, "PersistentVolume %s is bound to %s/%s, neither the source nor the target: the controller does not guess", pv.Name, ref.Namespace, ref.Name)
 	case pv.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimRetain:
 		return commit(rec, ActionRetainVolume, "setting the reclaim policy of PersistentVolume %s to Retain", pv.Name)
-	case target != nil && !ours(target, r):
+	case o.Match.Accept == nil:
+		return startReturn(rec, "the StorageTransferAccept was deleted before the volume was handed over")
+	case target != nil && !targetClaimOurs(target, r):
 		return startReturn(rec, "the name %s/%s was taken by a PersistentVolumeClaim this transfer did not create", targetNS, r.Spec.TargetName)
 	case target != nil && target.DeletionTimestamp != nil:
 		return startReturn(rec, "PersistentVolumeClaim %s/%s was deleted before the volume was handed over", targetNS, r.Spec.TargetName)
@@ -225,8 +248,17 @@ func returnClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 		return wait(transferring, ReasonNeedsAttention, "%s; PersistentVolume %s is gone", rec.ReturnMessage, rec.VolumeName)
 	case toTarget && target != nil && target.UID == ref.UID:
 		return wait(transferring, ReasonTargetRefused, "%s; waiting for PersistentVolumeClaim %s/%s to be deleted", rec.ReturnMessage, target.Namespace, target.Name)
-	case back != nil && ref != nil && ref.UID == back.UID && back.Status.Phase == v1.ClaimBound:
-		return finishClaim(o, src, returned(o, transferv1alpha1.KindPersistentVolumeClaim))
+	case back != nil && (ref != nil && ref.UID == back.UID && back.Status.Phase == v1.ClaimBound || back.DeletionTimestamp != nil):
+		// Given back (or deleted by its owner meanwhile: then it goes as
+		// the restored policy says): the policy, then the lock that kept
+		// other transfers off it until now.
+		if s := finishClaim(o, src, returned(o, transferv1alpha1.KindPersistentVolumeClaim)); s.Action != ActionFail {
+			return s
+		}
+		if lockedBy(back, r) {
+			return giveBack(rec, ActionUnlockSource, "unlocking PersistentVolumeClaim %s/%s", back.Namespace, back.Name)
+		}
+		return returned(o, transferv1alpha1.KindPersistentVolumeClaim)
 	case ref != nil && ref.UID != "" && string(ref.UID) != rec.SourceUID && !toTarget && (back == nil || ref.UID != back.UID):
 		return wait(transferring, ReasonBoundElsewhere, "%s; PersistentVolume %s is bound to %s/%s: the controller does not guess", rec.ReturnMessage, pv.Name, ref.Namespace, ref.Name)
 	case target != nil && ours(target, r) && target.DeletionTimestamp == nil:
@@ -242,8 +274,6 @@ func returnClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 			"PersistentVolume %s keeps the data (Retain); a claim with spec.volumeName %s can bind it", rec.ReturnMessage, r.Namespace, r.Spec.Source.Name, pv.Name, pv.Name)
 	case back == nil:
 		return giveBack(rec, ActionReturnSource, "creating PersistentVolumeClaim %s/%s again, naming PersistentVolume %s", r.Namespace, r.Spec.Source.Name, pv.Name)
-	case back.DeletionTimestamp != nil:
-		return wait(transferring, ReasonNeedsAttention, "%s; PersistentVolumeClaim %s/%s, created to give the volume back, is being deleted: PersistentVolume %s keeps the data (Retain)", rec.ReturnMessage, r.Namespace, back.Name, pv.Name)
 	case ref == nil || ref.UID != back.UID:
 		return giveBack(rec, ActionReserveVolumeForSource, "binding PersistentVolume %s to PersistentVolumeClaim %s/%s", pv.Name, r.Namespace, back.Name)
 	}
@@ -297,7 +327,7 @@ func rollbackClaim(o *Observed) Step {
 	// What this transfer changed on the source and its volume is its own
 	// only while it holds the lock: a transfer that lost the race for it
 	// leaves the winner's lock, finalizer and Retain alone.
-	mine := src == nil || lockedBy(src, r)
+	mine := src == nil || lockedBy(src, r) || !o.LockHolderExists
 	sources := pv != nil && pv.Spec.ClaimRef != nil && string(pv.Spec.ClaimRef.UID) == rec.SourceUID
 	switch {
 	case target != nil && ours(target, r) && target.DeletionTimestamp == nil && !(pv != nil && pv.Spec.ClaimRef != nil && pv.Spec.ClaimRef.UID == target.UID):

@@ -193,12 +193,27 @@ func TestLosingTheRaceForTheLockLeavesTheWinnersLock(t *testing.T) {
 	setAnn(&w.o.SourceClaim.ObjectMeta, LockAnnotation, "winner")
 	w.o.SourceClaim.Finalizers = append(w.o.SourceClaim.Finalizers, Finalizer)
 	w.o.Volume.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimRetain
+	w.o.LockHolderExists = true
 	got, last := w.run()
 	if last.Reason != ReasonSourceLocked || slices.Contains(got, ActionUnlockSource) || slices.Contains(got, ActionRestoreReclaimPolicy) {
 		t.Errorf("Actions %v, last %+v; want a rollback that touches nothing of the winner's", got, last)
 	}
 	if lockHolder(w.o.SourceClaim) != "winner" || !slices.Contains(w.o.SourceClaim.Finalizers, Finalizer) || w.o.Volume.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimRetain {
 		t.Errorf("Source %+v, volume %+v; want the winner's lock, finalizer and Retain kept", w.o.SourceClaim.ObjectMeta, w.o.Volume.Spec)
+	}
+}
+
+// A lock that names no request (the source's owner edited it) holds
+// nothing: the rollback restores the Retain this transfer set, or the
+// owner could delete the claim and leave its backend volume behind,
+// outside every quota.
+func TestARollbackRestoresItsRetainWhenTheLockNamesNoRequest(t *testing.T) {
+	w := newClaimWorld()
+	w.runTo(t, ActionRetainVolume)
+	setAnn(&w.o.SourceClaim.ObjectMeta, LockAnnotation, "made-up")
+	_, last := w.run()
+	if last.Action != ActionFail || w.o.Volume.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimDelete {
+		t.Errorf("Last %+v, volume %+v; want a rollback that restores Delete", last, w.o.Volume.Spec)
 	}
 }
 

@@ -174,6 +174,12 @@ type Observed struct {
 	Volume      *v1.PersistentVolume
 	TargetClaim *v1.PersistentVolumeClaim
 	Pods        []string
+
+	// LockHolderExists reports whether the lock on the source names
+	// another request that exists. A lock naming no request (written by
+	// hand, or left by a request deleted by force) holds nothing: a
+	// rollback then restores what this transfer changed.
+	LockHolderExists bool
 }
 
 // Step is the next step of a transfer.

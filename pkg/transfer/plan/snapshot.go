@@ -173,8 +173,10 @@ func prepareSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 		return startRollback(rec, ReasonTargetConflict, "a VolumeSnapshot %s/%s that this transfer did not create exists", tsnap.Namespace, tsnap.Name)
 	case tcontent != nil && !ours(tcontent, r):
 		return startRollback(rec, ReasonTargetConflict, "a VolumeSnapshotContent %s that this transfer did not create exists", tcontent.Name)
-	case tsnap != nil && tsnap.DeletionTimestamp != nil:
-		return startRollback(rec, ReasonTargetConflict, "VolumeSnapshot %s/%s, created by this transfer, is being deleted", tsnap.Namespace, tsnap.Name)
+	case tsnap != nil && tsnap.DeletionTimestamp != nil || tsnap == nil && boundToTarget(tcontent):
+		// Its owner deleted the target snapshot: the content stays bound
+		// to it (its UID), so no new one would ever bind.
+		return startRollback(rec, ReasonTargetConflict, "VolumeSnapshot %s/%s, created by this transfer, was deleted", TargetNamespace(o), r.Spec.TargetName)
 	case !lockedBy(src, r):
 		return act(rec, ActionLockSource, "locking VolumeSnapshot %s/%s", r.Namespace, src.Name)
 	case content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain || !lockedBy(content, r):
@@ -191,8 +193,8 @@ func prepareSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 	return commit(rec, ActionDeleteSource, "deleting VolumeSnapshot %s/%s (its content is Retain: the backend snapshot stays)", r.Namespace, src.Name)
 }
 
-// boundToTarget reports whether the target content has been bound to a
-// target snapshot.
+// boundToTarget reports whether a pre-provisioned content this transfer
+// made has been bound to its snapshot.
 func boundToTarget(tcontent *snapv1.VolumeSnapshotContent) bool {
 	return tcontent != nil && tcontent.Spec.VolumeSnapshotRef.UID != ""
 }
@@ -220,6 +222,8 @@ func handOverSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 		return commit(rec, ActionRetainSourceContent, "setting the deletionPolicy of VolumeSnapshotContent %s to Retain", content.Name)
 	case tcontent != nil && !ours(tcontent, r):
 		return startReturn(rec, "VolumeSnapshotContent %s was not created by this transfer", tcontent.Name)
+	case o.Match.Accept == nil && !(bound && tsnap != nil && ours(tsnap, r) && tsnap.DeletionTimestamp == nil):
+		return startReturn(rec, "the StorageTransferAccept was deleted before the snapshot was handed over")
 	case tsnap != nil && !ours(tsnap, r):
 		return startReturn(rec, "the name %s/%s was taken by a VolumeSnapshot this transfer did not create", tsnap.Namespace, tsnap.Name)
 	case tsnap != nil && tsnap.DeletionTimestamp != nil || tsnap == nil && bound:
@@ -275,11 +279,9 @@ func returnSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 			"backend snapshot %s stays, named by a Retain VolumeSnapshotContent", rec.ReturnMessage, r.Namespace, r.Spec.Source.Name, rec.SnapshotHandle)
 	case rcontent == nil:
 		return giveBack(rec, ActionCreateReturnContent, "creating VolumeSnapshotContent %s for the same backend snapshot", rname)
-	case back == nil:
+	case back == nil && !boundToTarget(rcontent):
 		return giveBack(rec, ActionReturnSource, "creating VolumeSnapshot %s/%s again, bound to VolumeSnapshotContent %s", r.Namespace, r.Spec.Source.Name, rname)
-	case back.DeletionTimestamp != nil:
-		return wait(transferring, ReasonNeedsAttention, "%s; VolumeSnapshot %s/%s, created to give the snapshot back, is being deleted", rec.ReturnMessage, r.Namespace, back.Name)
-	case !snapshotReady(back, rname):
+	case back != nil && back.DeletionTimestamp == nil && !snapshotReady(back, rname):
 		return wait(transferring, ReasonTargetRefused, "%s; waiting for VolumeSnapshot %s/%s to be bound to %s and readyToUse", rec.ReturnMessage, r.Namespace, back.Name, rname)
 	case mine(tcontent):
 		return giveBack(rec, ActionDeleteTargetContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", tcontent.Name)
@@ -288,7 +290,11 @@ func returnSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 	case tcontent != nil && ours(tcontent, r) || content != nil:
 		return wait(transferring, ReasonTargetRefused, "%s; waiting for the old VolumeSnapshotContents to be deleted", rec.ReturnMessage)
 	case string(rcontent.Spec.DeletionPolicy) != rec.OriginalDeletionPolicy:
+		// Also when its owner deleted the snapshot given back: the
+		// content then goes as that policy says.
 		return giveBack(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", rname, rec.OriginalDeletionPolicy)
+	case back != nil && lockedBy(back, r):
+		return giveBack(rec, ActionUnlockSource, "unlocking VolumeSnapshot %s/%s", back.Namespace, back.Name)
 	}
 	return returned(o, transferv1alpha1.KindVolumeSnapshot)
 }
