@@ -34,7 +34,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		return 0, c.setToken(ctx, r)
 	}
 	o := c.gather(r)
-	if err := c.tellAccepts(ctx, r, o.Match); err != nil {
+	if err := c.tellAccepts(ctx, r, o); err != nil {
 		return 0, err
 	}
 	switch r.Status.Phase {
@@ -68,7 +68,7 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		if updated != r {
 			// The target's owner sees the new step at once, not at the
 			// next look.
-			if err := c.tellAccepts(ctx, updated, o.Match); err != nil {
+			if err := c.tellAccepts(ctx, updated, o); err != nil {
 				return 0, err
 			}
 		}
@@ -169,7 +169,11 @@ func (c *Controller) writeStatus(ctx context.Context, r *transferv1alpha1.Storag
 	if step.Record != nil {
 		st.Record = step.Record
 	}
-	if st.Record != nil && st.TargetNamespace == "" && o.Match.Accept != nil {
+	// Pinned at the first match, not when the transfer begins: from then
+	// on no other accept takes the request, even one quoting a token that
+	// leaked (an accept gone before the transfer began leaves the request
+	// waiting for it: create another request).
+	if st.AcceptUID == "" && o.Match.Accept != nil {
 		st.TargetNamespace, st.AcceptUID = o.Match.Accept.Namespace, string(o.Match.Accept.UID)
 	}
 	matched := metav1.ConditionFalse
@@ -222,7 +226,7 @@ func (c *Controller) finish(ctx context.Context, r *transferv1alpha1.StorageTran
 		reason, message = cond.Reason, cond.Message
 	}
 	if a != nil {
-		if err := c.setAcceptStatus(ctx, a, match.Verdict{Matched: true, Reason: match.ReasonMatched, Message: "matches StorageTransferRequest " + r.Namespace + "/" + r.Name}, r); err != nil {
+		if err := c.setAcceptStatus(ctx, a, match.Verdict{Matched: true, Reason: match.ReasonMatched, Message: "matches StorageTransferRequest " + r.Namespace + "/" + r.Name}, r, nil); err != nil {
 			return 0, err
 		}
 		typ := v1.EventTypeNormal
@@ -282,8 +286,10 @@ func (c *Controller) retire(ctx context.Context, r *transferv1alpha1.StorageTran
 	return 0, err
 }
 
-// tellAccepts writes the verdict and phase of every accept that names r.
-func (c *Controller) tellAccepts(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, res match.Result) error {
+// tellAccepts writes the verdict and phase of every accept that names r,
+// and to the one it matches what r offers, as observed in o.
+func (c *Controller) tellAccepts(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, o *plan.Observed) error {
+	res := o.Match
 	objs, _ := c.accepts.GetIndexer().ByIndex(byRequest, r.Namespace+"/"+r.Name)
 	for _, obj := range objs {
 		a := obj.(*transferv1alpha1.StorageTransferAccept)
@@ -291,7 +297,7 @@ func (c *Controller) tellAccepts(ctx context.Context, r *transferv1alpha1.Storag
 		if !ok {
 			continue
 		}
-		if err := c.setAcceptStatus(ctx, a, v, r); err != nil {
+		if err := c.setAcceptStatus(ctx, a, v, r, plan.Offer(o)); err != nil {
 			return err
 		}
 	}
@@ -303,7 +309,7 @@ func (c *Controller) tellAccepts(ctx context.Context, r *transferv1alpha1.Storag
 // request's phase and its Transferred condition, so that the target's
 // owner sees where the transfer is and why it stopped. A refusal is told
 // once as an event.
-func (c *Controller) setAcceptStatus(ctx context.Context, a *transferv1alpha1.StorageTransferAccept, v match.Verdict, r *transferv1alpha1.StorageTransferRequest) error {
+func (c *Controller) setAcceptStatus(ctx context.Context, a *transferv1alpha1.StorageTransferAccept, v match.Verdict, r *transferv1alpha1.StorageTransferRequest, offer *transferv1alpha1.TransferOffer) error {
 	next := a.DeepCopy()
 	next.Status.ObservedGeneration = a.Generation
 	next.Status.Phase = transferv1alpha1.PhasePending
@@ -314,6 +320,11 @@ func (c *Controller) setAcceptStatus(ctx context.Context, a *transferv1alpha1.St
 		if r != nil && r.Status.Phase != "" {
 			next.Status.Phase = r.Status.Phase
 		}
+		if offer != nil {
+			next.Status.Offered = offer
+		}
+	} else {
+		next.Status.Offered = nil
 	}
 	meta.SetStatusCondition(&next.Status.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionMatched, Status: status,
 		Reason: v.Reason, Message: v.Message, ObservedGeneration: a.Generation})
@@ -353,7 +364,7 @@ func (c *Controller) syncOrphanAccept(ctx context.Context, key string) error {
 	if r := getAs[*transferv1alpha1.StorageTransferRequest](c.requests, a.Spec.SourceNamespace+"/"+a.Spec.RequestName); r != nil {
 		return nil // the request's sync tells it
 	}
-	return c.setAcceptStatus(ctx, a, match.RequestNotFound(a), nil)
+	return c.setAcceptStatus(ctx, a, match.RequestNotFound(a), nil, nil)
 }
 
 // tell emits an event on obj.

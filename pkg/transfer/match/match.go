@@ -34,7 +34,21 @@ const (
 	// ReasonTakenByAnother: the request is being transferred to another
 	// accept.
 	ReasonTakenByAnother = "TakenByAnotherAccept"
+	// ReasonNamespaceMismatch: the request's spec.targetNamespace is
+	// another namespace.
+	ReasonNamespaceMismatch = "TargetNamespaceMismatch"
+	// ReasonNotExpected: the request offers another kind or target name
+	// than the accept's spec.expect.
+	ReasonNotExpected = "NotExpected"
 )
+
+// expected reports whether request r offers what accept a's spec.expect
+// agrees to (its kind and target name; the size is checked on the
+// source, before the transfer begins).
+func expected(r *transferv1alpha1.StorageTransferRequest, a *transferv1alpha1.StorageTransferAccept) bool {
+	e := a.Spec.Expect
+	return e == nil || (e.Kind == "" || e.Kind == r.Spec.Source.Kind) && (e.TargetName == "" || e.TargetName == r.Spec.TargetName)
+}
 
 // Matches reports whether request r and accept a satisfy the seed's four
 // equalities. The tokens are compared in constant time, so the time a
@@ -95,6 +109,12 @@ func Decide(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alp
 		case r.Spec.AcceptName != a.Name:
 			res.Accepts[key] = Verdict{Reason: ReasonAcceptNameMismatch,
 				Message: fmt.Sprintf("StorageTransferRequest %s/%s names the accept %q, not %q: its spec.acceptName must name this accept", r.Namespace, r.Name, r.Spec.AcceptName, a.Name)}
+		case r.Spec.TargetNamespace != "" && r.Spec.TargetNamespace != a.Namespace:
+			res.Accepts[key] = Verdict{Reason: ReasonNamespaceMismatch,
+				Message: fmt.Sprintf("StorageTransferRequest %s/%s may go only to namespace %q (its spec.targetNamespace)", r.Namespace, r.Name, r.Spec.TargetNamespace)}
+		case !expected(r, a):
+			res.Accepts[key] = Verdict{Reason: ReasonNotExpected,
+				Message: fmt.Sprintf("StorageTransferRequest %s/%s offers %s %s as %q, which spec.expect does not agree to", r.Namespace, r.Name, r.Spec.Source.Kind, r.Spec.Source.Name, r.Spec.TargetName)}
 		default:
 			matching = append(matching, a)
 		}

@@ -37,6 +37,8 @@ func preflightClaim(o *Observed) Step {
 		return wait(matched, ReasonBoundElsewhere, "PersistentVolume %s is not bound to PersistentVolumeClaim %s/%s: the controller does not guess", pv.Name, r.Namespace, src.Name)
 	case o.TargetClaim != nil:
 		return wait(matched, ReasonTargetNameTaken, "a PersistentVolumeClaim %s/%s already exists: delete it or choose another spec.targetName", TargetNamespace(o), r.Spec.TargetName)
+	case tooLarge(o) != "":
+		return wait(matched, ReasonTooLarge, "%s", tooLarge(o))
 	case len(o.Pods) > 0:
 		return wait(matched, ReasonSourceInUse, "PersistentVolumeClaim %s/%s is used by pod %s: the transfer waits until no pod uses it", r.Namespace, src.Name, strings.Join(o.Pods, ", "))
 	}
@@ -136,6 +138,9 @@ func prepareClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 		return startRollback(rec, ReasonTargetConflict, "a PersistentVolumeClaim %s/%s that this transfer did not create exists", targetNS, r.Spec.TargetName)
 	case target != nil && target.DeletionTimestamp != nil:
 		return startRollback(rec, ReasonTargetConflict, "PersistentVolumeClaim %s/%s, created by this transfer, is being deleted", targetNS, r.Spec.TargetName)
+	case tooLarge(o) != "":
+		// Resized past what the accept takes since the transfer began.
+		return startRollback(rec, ReasonTooLarge, "%s", tooLarge(o))
 	case !claimLocked(src, r):
 		return act(rec, ActionLockSource, "locking PersistentVolumeClaim %s/%s", r.Namespace, src.Name)
 	case pv.Spec.PersistentVolumeReclaimPolicy != v1.PersistentVolumeReclaimRetain:

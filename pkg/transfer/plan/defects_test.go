@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -290,4 +291,26 @@ func TestSecretsAreTheirOwnNamespaces(t *testing.T) {
 			t.Errorf("Next() = %+v (record %+v), want Begin recording sourceVolumeMode Block and the change allowed", s, s.Record)
 		}
 	})
+}
+
+// Defect 8: the accept agrees to a maximum size; a larger source waits
+// before anything changes, and one resized past it after the transfer
+// began rolls back. The accept is shown what is offered.
+func TestTheAcceptsMaximumSize(t *testing.T) {
+	w := newClaimWorld()
+	w.o.SourceClaim.Spec.Resources.Requests = v1.ResourceList{v1.ResourceStorage: resource.MustParse("10Gi")}
+	w.o.Match.Accept.Spec.Expect = &transferv1alpha1.TransferExpectation{MaxSize: ptr.To(resource.MustParse("5Gi"))}
+	if s := Next(&w.o); s.Action != ActionNone || s.Reason != ReasonTooLarge || !strings.Contains(s.Message, "10Gi") || !strings.Contains(s.Message, "5Gi") {
+		t.Fatalf("Next() = %+v, want a %s wait naming both sizes", s, ReasonTooLarge)
+	}
+	if offer := Offer(&w.o); offer == nil || offer.Size.String() != "10Gi" || offer.Kind != transferv1alpha1.KindPersistentVolumeClaim || offer.Source != "prod/data" || offer.ClassName != "csi" {
+		t.Errorf("Offer() = %+v, want the claim prod/data of class csi, 10Gi", offer)
+	}
+	w.o.SourceClaim.Spec.Resources.Requests[v1.ResourceStorage] = resource.MustParse("5Gi")
+	w.runTo(t, ActionLockSource)
+	w.o.SourceClaim.Spec.Resources.Requests[v1.ResourceStorage] = resource.MustParse("6Gi")
+	got, last := w.run()
+	if last.Action != ActionFail || last.Reason != ReasonTooLarge || slices.Contains(got, ActionDeleteSource) {
+		t.Errorf("Actions %v, last %+v; want a rollback (%s)", got, last, ReasonTooLarge)
+	}
 }

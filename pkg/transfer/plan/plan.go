@@ -15,7 +15,9 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
@@ -142,6 +144,9 @@ const (
 	// ReasonDeletionSecretNeeded: the backend snapshot needs a deletion
 	// secret and the accept names none of its namespace.
 	ReasonDeletionSecretNeeded = "DeletionSecretNeeded"
+	// ReasonTooLarge: the source is larger than the accept's
+	// spec.expect.maxSize.
+	ReasonTooLarge = "LargerThanAccepted"
 	// ReasonTargetRefused: the target namespace refused to create the
 	// target object (quota, LimitRange, a policy, terminating or gone).
 	ReasonTargetRefused = "TargetRefused"
@@ -264,6 +269,57 @@ func Next(o *Observed) Step {
 	}
 	return Step{Action: ActionNone, Phase: transferv1alpha1.PhaseFailed, Reason: ReasonUnsupportedKind,
 		Message: fmt.Sprintf("spec.source.kind %q is neither VolumeSnapshot nor PersistentVolumeClaim", r.Spec.Source.Kind)}
+}
+
+// Offer is what o's request offers, as the accept's owner is shown it
+// (status.offered), nil while its source is not observed.
+func Offer(o *Observed) *transferv1alpha1.TransferOffer {
+	r := o.Request
+	offer := &transferv1alpha1.TransferOffer{Kind: r.Spec.Source.Kind, Source: r.Namespace + "/" + r.Spec.Source.Name, TargetName: r.Spec.TargetName}
+	switch {
+	case o.SourceClaim != nil && r.Spec.Source.Kind == transferv1alpha1.KindPersistentVolumeClaim:
+		offer.Size = sourceSize(o)
+		offer.ClassName = ptr.Deref(o.SourceClaim.Spec.StorageClassName, "")
+	case o.SourceSnapshot != nil && r.Spec.Source.Kind == transferv1alpha1.KindVolumeSnapshot:
+		offer.Size = sourceSize(o)
+		offer.ClassName = ptr.Deref(o.SourceSnapshot.Spec.VolumeSnapshotClassName, "")
+	default:
+		return nil
+	}
+	return offer
+}
+
+// sourceSize is the source claim's requested storage or the source
+// snapshot's restoreSize, nil when not known.
+func sourceSize(o *Observed) *resource.Quantity {
+	switch {
+	case o.SourceClaim != nil:
+		if q, ok := o.SourceClaim.Spec.Resources.Requests[v1.ResourceStorage]; ok {
+			return &q
+		}
+	case o.SourceSnapshot != nil && o.SourceSnapshot.Status != nil:
+		return o.SourceSnapshot.Status.RestoreSize
+	}
+	return nil
+}
+
+// tooLarge is the refusal of a source larger than the accept's
+// spec.expect.maxSize, "" if it is not.
+func tooLarge(o *Observed) string {
+	a := o.Match.Accept
+	if a == nil || a.Spec.Expect == nil || a.Spec.Expect.MaxSize == nil {
+		return ""
+	}
+	size, most := sourceSize(o), a.Spec.Expect.MaxSize
+	switch {
+	case size == nil:
+		return fmt.Sprintf("the size of %s %s/%s is not known, and StorageTransferAccept %s/%s takes at most %s (spec.expect.maxSize)",
+			o.Request.Spec.Source.Kind, o.Request.Namespace, o.Request.Spec.Source.Name, a.Namespace, a.Name, most.String())
+	case size.Cmp(*most) > 0:
+		return fmt.Sprintf("%s %s/%s is %s, more than StorageTransferAccept %s/%s takes (spec.expect.maxSize %s)",
+			o.Request.Spec.Source.Kind, o.Request.Namespace, o.Request.Spec.Source.Name, size.String(), a.Namespace, a.Name, most.String())
+	}
+	return ""
 }
 
 // wait is a step that changes nothing but the status.

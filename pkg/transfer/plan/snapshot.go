@@ -94,6 +94,8 @@ func preflightSnapshot(o *Observed) Step {
 		return wait(matched, ReasonTargetNameTaken, "a VolumeSnapshot %s/%s already exists: delete it or choose another spec.targetName", targetNS, r.Spec.TargetName)
 	case o.TargetContent != nil && !ours(o.TargetContent, r):
 		return wait(matched, ReasonTargetNameTaken, "a VolumeSnapshotContent %s that this transfer did not create already exists", o.TargetContent.Name)
+	case tooLarge(o) != "":
+		return wait(matched, ReasonTooLarge, "%s", tooLarge(o))
 	case sourceDeletionSecret(r, content) != "" && o.Match.Accept.Spec.DeletionSecretName == "":
 		return wait(matched, ReasonDeletionSecretNeeded, "the backend snapshot needs a deletion secret (the source's is %s): StorageTransferAccept %s/%s must name a Secret of its namespace in spec.deletionSecretName",
 			sourceDeletionSecret(r, content), o.Match.Accept.Namespace, o.Match.Accept.Name)

@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	v1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -77,7 +78,7 @@ type StorageTransferRequest struct {
 
 	// Spec says what is offered to whom. It cannot be changed after
 	// creation, except spec.token, which the controller sets once.
-	// +kubebuilder:validation:XValidation:rule="self.source == oldSelf.source && self.acceptName == oldSelf.acceptName && self.targetName == oldSelf.targetName && has(self.secrets) == has(oldSelf.secrets) && (!has(self.secrets) || self.secrets == oldSelf.secrets)",message="spec is immutable (except spec.token, set once by the controller): create another StorageTransferRequest"
+	// +kubebuilder:validation:XValidation:rule="self.source == oldSelf.source && self.acceptName == oldSelf.acceptName && self.targetName == oldSelf.targetName && has(self.secrets) == has(oldSelf.secrets) && (!has(self.secrets) || self.secrets == oldSelf.secrets) && has(self.targetNamespace) == has(oldSelf.targetNamespace) && (!has(self.targetNamespace) || self.targetNamespace == oldSelf.targetNamespace)",message="spec is immutable (except spec.token, set once by the controller): create another StorageTransferRequest"
 	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.token) || (has(self.token) && self.token == oldSelf.token)",message="spec.token is set once and cannot be changed or removed"
 	Spec StorageTransferRequestSpec `json:"spec"`
 
@@ -114,6 +115,12 @@ type StorageTransferRequestSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	TargetName string `json:"targetName"`
+	// TargetNamespace, when set, is the only namespace whose accept may
+	// take the object: a token that leaks is of no use elsewhere.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	TargetNamespace string `json:"targetNamespace,omitempty"`
 	// Token is the secret the accept must quote (spec.requestToken). The
 	// controller sets it when it is empty: 128 bits from a cryptographic
 	// random source, base64url. Once set it cannot be changed.
@@ -351,11 +358,57 @@ type StorageTransferAcceptSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	DeletionSecretName string `json:"deletionSecretName,omitempty"`
+	// Expect, when set, is what the accept agrees to take: a request that
+	// offers anything else is not matched, and a source larger than
+	// maxSize is not transferred. The accept's status.offered shows what
+	// the matched request offers.
+	// +optional
+	Expect *TransferExpectation `json:"expect,omitempty"`
+}
+
+// TransferExpectation is what an accept agrees to take. Every field is
+// optional: an empty one agrees to anything.
+type TransferExpectation struct {
+	// Kind is VolumeSnapshot or PersistentVolumeClaim.
+	// +optional
+	// +kubebuilder:validation:Enum=VolumeSnapshot;PersistentVolumeClaim
+	Kind string `json:"kind,omitempty"`
+	// TargetName is the name the object must get in the accept's
+	// namespace.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	TargetName string `json:"targetName,omitempty"`
+	// MaxSize is the largest claim (its requested storage) or snapshot
+	// (its restoreSize) the accept takes.
+	// +optional
+	MaxSize *resource.Quantity `json:"maxSize,omitempty"`
+}
+
+// TransferOffer is what a matched request offers, as the accept's owner
+// sees it before the object arrives.
+type TransferOffer struct {
+	// Kind is VolumeSnapshot or PersistentVolumeClaim.
+	Kind string `json:"kind"`
+	// Source is the object offered, namespace/name.
+	Source string `json:"source"`
+	// TargetName is the name it gets in the accept's namespace.
+	TargetName string `json:"targetName"`
+	// Size is the claim's requested storage or the snapshot's
+	// restoreSize, when known.
+	// +optional
+	Size *resource.Quantity `json:"size,omitempty"`
+	// ClassName is the claim's StorageClass or the snapshot's
+	// VolumeSnapshotClass.
+	// +optional
+	ClassName string `json:"className,omitempty"`
 }
 
 // StorageTransferAcceptStatus is the progress of the transfer as the
 // target namespace sees it.
 type StorageTransferAcceptStatus struct {
+	// Offered is what the matched request offers.
+	// +optional
+	Offered *TransferOffer `json:"offered,omitempty"`
 	// ObservedGeneration is the metadata.generation the status was
 	// computed for.
 	// +optional
