@@ -99,12 +99,12 @@ func TestDecide(t *testing.T) {
 			request: newRequest(), accepts: []*transferv1alpha1.StorageTransferAccept{newAccept("test", func(a *transferv1alpha1.StorageTransferAccept) { a.Spec.RequestName = "x" })},
 			wantRequest: ReasonWaitingForAccept, wantAccepts: map[string]string{}},
 		"a request for one namespace is not taken by an accept of another (issue 23 defect 11)": {
-			request: newRequest(func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.TargetNamespace = "test" }),
-			accepts: []*transferv1alpha1.StorageTransferAccept{newAccept("dev")},
+			request:     newRequest(func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.TargetNamespace = "test" }),
+			accepts:     []*transferv1alpha1.StorageTransferAccept{newAccept("dev")},
 			wantRequest: ReasonWaitingForAccept, wantAccepts: map[string]string{"dev/accept-name": ReasonNamespaceMismatch}},
 		"a request for the accept's namespace is taken": {
-			request: newRequest(func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.TargetNamespace = "test" }),
-			accepts: []*transferv1alpha1.StorageTransferAccept{newAccept("test"), newAccept("dev")},
+			request:    newRequest(func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.TargetNamespace = "test" }),
+			accepts:    []*transferv1alpha1.StorageTransferAccept{newAccept("test"), newAccept("dev")},
 			wantAccept: "test/accept-name", wantRequest: ReasonMatched,
 			wantAccepts: map[string]string{"test/accept-name": ReasonMatched, "dev/accept-name": ReasonNamespaceMismatch}},
 		"an accept expecting another kind or name is not matched (issue 23 defect 8)": {
