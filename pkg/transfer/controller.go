@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -492,6 +493,68 @@ func (c *Controller) podKeys(obj any) []string {
 // Metrics are the controller's own counters.
 type Metrics struct {
 	transfers *prometheus.CounterVec
+}
+
+// The state the controller's caches show, computed at each scrape (so
+// never out of date, and nothing to keep in step): the requests by kind
+// and phase, and those stuck past their point of no return.
+var (
+	requestsDesc = prometheus.NewDesc("storage_transfer_requests",
+		"Number of StorageTransferRequests, by kind of object and phase (as this replica's caches show them: read the leader's).",
+		[]string{"kind", "phase"}, nil)
+	stuckDesc = prometheus.NewDesc("storage_transfer_stuck_past_point_of_no_return",
+		"Number of transfers past their point of no return (the source deleted) that wait for a person: their Transferred condition says NeedsAttention or BoundToUnexpectedObject.",
+		[]string{"kind"}, nil)
+)
+
+// stateCollector collects the gauges of the requests in c's cache.
+type stateCollector struct{ c *Controller }
+
+// Collector is the collector of the controller's state gauges.
+func (c *Controller) Collector() prometheus.Collector { return stateCollector{c} }
+
+func (s stateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- requestsDesc
+	ch <- stuckDesc
+}
+
+func (s stateCollector) Collect(ch chan<- prometheus.Metric) {
+	type key struct{ kind, phase string }
+	requests, stuck := map[key]int{}, map[string]int{}
+	for _, kind := range []string{transferv1alpha1.KindVolumeSnapshot, transferv1alpha1.KindPersistentVolumeClaim} {
+		stuck[kind] = 0
+	}
+	for _, obj := range s.c.requests.GetStore().List() {
+		r := obj.(*transferv1alpha1.StorageTransferRequest)
+		if _, known := stuck[r.Spec.Source.Kind]; !known {
+			continue // the CRD allows only the two kinds
+		}
+		phase := string(r.Status.Phase)
+		if phase == "" {
+			phase = string(transferv1alpha1.PhasePending)
+		}
+		requests[key{r.Spec.Source.Kind, phase}]++
+		if stuckPastPointOfNoReturn(r) {
+			stuck[r.Spec.Source.Kind]++
+		}
+	}
+	for k, n := range requests {
+		ch <- prometheus.MustNewConstMetric(requestsDesc, prometheus.GaugeValue, float64(n), k.kind, k.phase)
+	}
+	for kind, n := range stuck {
+		ch <- prometheus.MustNewConstMetric(stuckDesc, prometheus.GaugeValue, float64(n), kind)
+	}
+}
+
+// stuckPastPointOfNoReturn reports whether r's transfer is past its point
+// of no return and waits for a person.
+func stuckPastPointOfNoReturn(r *transferv1alpha1.StorageTransferRequest) bool {
+	rec := r.Status.Record
+	if rec == nil || !rec.PointOfNoReturn || r.Status.Phase == transferv1alpha1.PhaseCompleted || r.Status.Phase == transferv1alpha1.PhaseFailed {
+		return false
+	}
+	c := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionTransferred)
+	return c != nil && (c.Reason == plan.ReasonNeedsAttention || c.Reason == plan.ReasonBoundElsewhere)
 }
 
 // NewMetrics creates the metrics and registers them with reg:

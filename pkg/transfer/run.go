@@ -40,6 +40,9 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if err := env.Registry.Register(controller.Collector()); err != nil {
+		return err
+	}
 	return env.Run(ctx, controllerrun.Controller{LockName: Component,
 		Run: func(ctx context.Context) { controller.Run(ctx, opts.WorkerThreads) }})
 }

@@ -195,6 +195,14 @@ func (c *Controller) writeStatus(ctx context.Context, r *transferv1alpha1.Storag
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionTransferred, Status: transferred,
 		Reason: step.Reason, Message: step.Message, ObservedGeneration: r.Generation})
+	if st.Record != nil && st.Record.PointOfNoReturn {
+		msg := "the source was deleted: the object is handed over, or given back"
+		if st.Record.Returning {
+			msg = "the source was deleted and the target refused the object: it is given back to the source namespace"
+		}
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionPastPointOfNoReturn, Status: metav1.ConditionTrue,
+			Reason: step.Reason, Message: msg, ObservedGeneration: r.Generation})
+	}
 	if apiequality.Semantic.DeepEqual(r.Status, next.Status) {
 		return r, nil
 	}

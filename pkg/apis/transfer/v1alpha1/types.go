@@ -49,6 +49,13 @@ const (
 	// ConditionTransferred is True once the transfer has completed, False
 	// while it waits, is under way or has failed.
 	ConditionTransferred = "Transferred"
+	// ConditionPastPointOfNoReturn, on a request, is True once its source
+	// has been deleted by the transfer (or its owner): the object is then
+	// handed over or given back, never rolled back. With a Transferred
+	// reason of NeedsAttention or BoundToUnexpectedObject, the transfer
+	// is stuck there and needs a person (metric
+	// storage_transfer_stuck_past_point_of_no_return).
+	ConditionPastPointOfNoReturn = "PastPointOfNoReturn"
 )
 
 // StorageTransferRequest offers an object of its namespace (a

@@ -1,0 +1,105 @@
+package transfer
+
+import (
+	"strings"
+	"testing"
+
+	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/record"
+
+	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+)
+
+// TestStateGauges: the requests by kind and phase, and the transfers
+// stuck past their point of no return (issue 23: a metric for them), as
+// the cache shows them at the scrape.
+func TestStateGauges(t *testing.T) {
+	c, err := New(Config{Kube: kubefake.NewClientset(), Snapshot: snapfake.NewSimpleClientset(), API: fake.NewSimpleClientset(),
+		Recorder: record.NewFakeRecorder(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	request := func(name, kind string, phase transferv1alpha1.Phase, rec *transferv1alpha1.TransferRecord, reason string) *transferv1alpha1.StorageTransferRequest {
+		r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "prod"},
+			Spec:   transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: kind, Name: name}},
+			Status: transferv1alpha1.StorageTransferRequestStatus{Phase: phase, Record: rec}}
+		if reason != "" {
+			r.Status.Conditions = []metav1.Condition{{Type: transferv1alpha1.ConditionTransferred, Status: metav1.ConditionFalse, Reason: reason}}
+		}
+		return r
+	}
+	past := &transferv1alpha1.TransferRecord{PointOfNoReturn: true}
+	claim, snap := transferv1alpha1.KindPersistentVolumeClaim, transferv1alpha1.KindVolumeSnapshot
+	for _, r := range []*transferv1alpha1.StorageTransferRequest{
+		request("new", claim, "", nil, ""),
+		request("waiting", claim, transferv1alpha1.PhaseMatched, nil, plan.ReasonSourceInUse),
+		request("stuck", claim, transferv1alpha1.PhaseTransferring, past, plan.ReasonNeedsAttention),
+		request("bound-elsewhere", snap, transferv1alpha1.PhaseTransferring, past, plan.ReasonBoundElsewhere),
+		request("moving", snap, transferv1alpha1.PhaseTransferring, past, plan.ReasonTransferring),
+		request("attention-before", snap, transferv1alpha1.PhaseTransferring, &transferv1alpha1.TransferRecord{}, plan.ReasonNeedsAttention),
+		request("done", snap, transferv1alpha1.PhaseCompleted, past, plan.ReasonCompleted),
+	} {
+		if err := c.requests.GetStore().Add(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := `
+# HELP storage_transfer_requests Number of StorageTransferRequests, by kind of object and phase (as this replica's caches show them: read the leader's).
+# TYPE storage_transfer_requests gauge
+storage_transfer_requests{kind="PersistentVolumeClaim",phase="Matched"} 1
+storage_transfer_requests{kind="PersistentVolumeClaim",phase="Pending"} 1
+storage_transfer_requests{kind="PersistentVolumeClaim",phase="Transferring"} 1
+storage_transfer_requests{kind="VolumeSnapshot",phase="Completed"} 1
+storage_transfer_requests{kind="VolumeSnapshot",phase="Transferring"} 3
+# HELP storage_transfer_stuck_past_point_of_no_return Number of transfers past their point of no return (the source deleted) that wait for a person: their Transferred condition says NeedsAttention or BoundToUnexpectedObject.
+# TYPE storage_transfer_stuck_past_point_of_no_return gauge
+storage_transfer_stuck_past_point_of_no_return{kind="PersistentVolumeClaim"} 1
+storage_transfer_stuck_past_point_of_no_return{kind="VolumeSnapshot"} 1
+`
+	if err := testutil.CollectAndCompare(c.Collector(), strings.NewReader(want)); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestThePointOfNoReturnIsACondition: a request past its point of no
+// return says so in a condition of its own, also while it gives the object
+// back.
+func TestThePointOfNoReturnIsACondition(t *testing.T) {
+	api := fake.NewSimpleClientset()
+	c, err := New(Config{Kube: kubefake.NewClientset(), Snapshot: snapfake.NewSimpleClientset(), API: api, Recorder: record.NewFakeRecorder(10)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: "move", Namespace: "prod"},
+		Status: transferv1alpha1.StorageTransferRequestStatus{Record: &transferv1alpha1.TransferRecord{Step: string(plan.ActionBegin)}}}
+	if r, err = api.TransferV1alpha1().StorageTransferRequests("prod").Create(t.Context(), r, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	o := &plan.Observed{Request: r}
+	for _, tc := range []struct {
+		record *transferv1alpha1.TransferRecord
+		want   string
+	}{
+		{&transferv1alpha1.TransferRecord{Step: string(plan.ActionLockSource)}, ""},
+		{&transferv1alpha1.TransferRecord{Step: string(plan.ActionDeleteSource), PointOfNoReturn: true}, "handed over, or given back"},
+		{&transferv1alpha1.TransferRecord{Step: string(plan.ActionStartReturn), PointOfNoReturn: true, Returning: true}, "given back to the source namespace"},
+	} {
+		step := plan.Step{Action: plan.Action(tc.record.Step), Phase: transferv1alpha1.PhaseTransferring, Reason: plan.ReasonTransferring, Message: "m", Record: tc.record}
+		if r, err = c.writeStatus(t.Context(), r, o, step); err != nil {
+			t.Fatal(err)
+		}
+		cond := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionPastPointOfNoReturn)
+		switch {
+		case tc.want == "" && cond != nil:
+			t.Errorf("At %s: condition %+v, want none", tc.record.Step, cond)
+		case tc.want != "" && (cond == nil || cond.Status != metav1.ConditionTrue || !strings.Contains(cond.Message, tc.want)):
+			t.Errorf("At %s: condition %+v, want True saying %q", tc.record.Step, cond, tc.want)
+		}
+	}
+}
