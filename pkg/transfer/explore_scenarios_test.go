@@ -167,6 +167,7 @@ func newScenario(name, kind string, build func(w *world)) *scenario {
 		}
 	}
 	sc.moves = append(sc.moves, targetMoves(kind)...)
+	sc.moves = append(sc.moves, moreTargetMoves(kind)...)
 	return sc
 }
 
@@ -291,6 +292,51 @@ func targetMoves(kind string) []move {
 				w.add(&transferv1alpha1.StorageTransferAccept{ObjectMeta: metav1.ObjectMeta{Name: "accept", Namespace: otherNS},
 					Spec: transferv1alpha1.StorageTransferAcceptSpec{SourceNamespace: sourceNS, RequestName: "move", RequestToken: testToken}})
 				w.logf("user creates accept %s/accept quoting the token of request move", otherNS)
+			}},
+	}
+}
+
+// moreTargetMoves are more moves of the target namespace's owner (found
+// by the adversarial review of issue 23's fixes): delete the object of the target name (whoever
+// made it: the transfer's own Pending claim, or its snapshot, restorable
+// before the point of no return); and the target namespace deleted and
+// created again (by anyone) at once, between two syncs.
+func moreTargetMoves(kind string) []move {
+	res := resClaims
+	if kind == transferv1alpha1.KindVolumeSnapshot {
+		res = resSnapshots
+	}
+	target := storeKey{res, targetNS, "bar"}
+	nsKey := storeKey{resNamespaces, "", targetNS}
+	active := func(w *world) bool {
+		ns := w.get(nsKey)
+		return ns != nil && metaOf(ns).GetDeletionTimestamp() == nil
+	}
+	return []move{
+		{name: "delete-target-object",
+			can: func(w *world) bool {
+				obj := w.get(target)
+				return obj != nil && metaOf(obj).GetDeletionTimestamp() == nil
+			},
+			do: func(w *world) {
+				w.release(w.get(target))
+				_ = w.del("user", target, nil, false)
+			}},
+		{name: "recreate-target-namespace",
+			can: func(w *world) bool { return active(w) && metaOf(w.get(nsKey)).GetUID() == "ns-"+targetNS },
+			do: func(w *world) {
+				w.held[targetNS] = false
+				ns := w.get(nsKey).(*v1.Namespace).DeepCopy()
+				ns.DeletionTimestamp = &w.now
+				ns.Status.Phase = v1.NamespaceTerminating
+				w.store(nsKey, ns)
+				w.logf("user deletes %s", nsKey)
+				w.runOthers()
+				if w.get(nsKey) != nil {
+					return // held by something: not gone yet
+				}
+				w.add(&v1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: targetNS, UID: "ns-" + targetNS + "-again"}, Status: v1.NamespaceStatus{Phase: v1.NamespaceActive}})
+				w.logf("someone creates %s again", nsKey)
 			}},
 	}
 }

@@ -2,6 +2,7 @@ package transfer
 
 import (
 	"slices"
+	"strings"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
@@ -20,6 +21,11 @@ func (c *Controller) gather(r *transferv1alpha1.StorageTransferRequest) *plan.Ob
 	for _, o := range objs {
 		accepts = append(accepts, o.(*transferv1alpha1.StorageTransferAccept))
 	}
+	// The index's order is a map's: sorted, one world is decided and told
+	// the same way every time.
+	slices.SortFunc(accepts, func(a, b *transferv1alpha1.StorageTransferAccept) int {
+		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+	})
 	o := &plan.Observed{Request: r, Match: match.Decide(r, accepts)}
 	targetNS := plan.TargetNamespace(o)
 	rec := r.Status.Record

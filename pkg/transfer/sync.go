@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	v1 "k8s.io/api/core/v1"
@@ -13,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
@@ -34,11 +36,14 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		return 0, c.setToken(ctx, r)
 	}
 	o := c.gather(r)
-	if err := c.tellAccepts(ctx, r, o); err != nil {
+	if err := c.readSourceAfresh(ctx, o); err != nil {
 		return 0, err
 	}
 	switch r.Status.Phase {
 	case transferv1alpha1.PhaseCompleted, transferv1alpha1.PhaseFailed:
+		if err := c.tellAccepts(ctx, r, o); err != nil {
+			return 0, err
+		}
 		if slices.Contains(r.Finalizers, plan.Finalizer) {
 			// The transfer ended but finish was interrupted.
 			return c.finish(ctx, r, o.Match.Accept)
@@ -65,13 +70,11 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		if updated, err = c.writeStatus(ctx, r, o, step); err != nil {
 			return 0, err
 		}
-		if updated != r {
-			// The target's owner sees the new step at once, not at the
-			// next look.
-			if err := c.tellAccepts(ctx, updated, o); err != nil {
-				return 0, err
-			}
-		}
+	}
+	// Once per sync, with the status just written: the target's owner
+	// sees the new step at once.
+	if err := c.tellAccepts(ctx, updated, o); err != nil {
+		return 0, err
 	}
 	switch step.Action {
 	case plan.ActionNone, plan.ActionBegin, plan.ActionStartRollback, plan.ActionStartReturn:
@@ -116,6 +119,42 @@ func retryingRefused(r *transferv1alpha1.StorageTransferRequest, step plan.Step)
 	return creates(step.Action) && rec != nil && rec.Step == string(step.Action) &&
 		(step.Record == nil || apiequality.Semantic.DeepEqual(step.Record, rec)) &&
 		cond != nil && cond.Reason == plan.ReasonTargetRefused && !rec.Returning
+}
+
+// readSourceAfresh reads the source from the API server when the record
+// says the point of no return is taken but the cache shows the source
+// intact: the planner then honors a withdrawal, which it must not do if
+// the deletion was in fact sent and only the cache is behind. One read,
+// in that window only.
+func (c *Controller) readSourceAfresh(ctx context.Context, o *plan.Observed) error {
+	rec := o.Request.Status.Record
+	if rec == nil || !rec.PointOfNoReturn || rec.Returning {
+		return nil
+	}
+	r := o.Request
+	switch {
+	case o.SourceClaim != nil && string(o.SourceClaim.UID) == rec.SourceUID && o.SourceClaim.DeletionTimestamp == nil:
+		fresh, err := c.cfg.Kube.CoreV1().PersistentVolumeClaims(r.Namespace).Get(ctx, r.Spec.Source.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			o.SourceClaim = nil
+		case err != nil:
+			return fmt.Errorf("reading the source: %w", err)
+		default:
+			o.SourceClaim = fresh
+		}
+	case o.SourceSnapshot != nil && string(o.SourceSnapshot.UID) == rec.SourceUID && o.SourceSnapshot.DeletionTimestamp == nil:
+		fresh, err := c.cfg.Snapshot.SnapshotV1().VolumeSnapshots(r.Namespace).Get(ctx, r.Spec.Source.Name, metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			o.SourceSnapshot = nil
+		case err != nil:
+			return fmt.Errorf("reading the source: %w", err)
+		default:
+			o.SourceSnapshot = fresh
+		}
+	}
+	return nil
 }
 
 // creates reports whether action a creates an object.
@@ -299,6 +338,9 @@ func (c *Controller) retire(ctx context.Context, r *transferv1alpha1.StorageTran
 func (c *Controller) tellAccepts(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, o *plan.Observed) error {
 	res := o.Match
 	objs, _ := c.accepts.GetIndexer().ByIndex(byRequest, r.Namespace+"/"+r.Name)
+	slices.SortFunc(objs, func(a, b any) int {
+		return strings.Compare(cache.MetaObjectToName(a.(metav1.Object)).String(), cache.MetaObjectToName(b.(metav1.Object)).String())
+	})
 	for _, obj := range objs {
 		a := obj.(*transferv1alpha1.StorageTransferAccept)
 		v, ok := res.Accepts[a.Namespace+"/"+a.Name]

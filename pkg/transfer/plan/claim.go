@@ -62,11 +62,13 @@ func preflightClaim(o *Observed) Step {
 // wrongly).
 func targetClaimOurs(c *v1.PersistentVolumeClaim, r *transferv1alpha1.StorageTransferRequest) bool {
 	rec := r.Status.Record
-	if !ours(c, r) || rec == nil || rec.ClaimSpec == nil {
-		return false
-	}
-	want, got := rec.ClaimSpec, c.Spec
-	return got.VolumeName == rec.VolumeName &&
+	return ours(c, r) && rec != nil && rec.ClaimSpec != nil && claimSpecMatches(c.Spec, rec.ClaimSpec, rec.VolumeName)
+}
+
+// claimSpecMatches reports whether got is the spec of a claim the
+// transfer creates from want, naming volume.
+func claimSpecMatches(got v1.PersistentVolumeClaimSpec, want *v1.PersistentVolumeClaimSpec, volume string) bool {
+	return got.VolumeName == volume &&
 		ptr.Deref(got.StorageClassName, "") == ptr.Deref(want.StorageClassName, "") &&
 		slices.Equal(got.AccessModes, want.AccessModes) &&
 		ptr.Deref(got.VolumeMode, v1.PersistentVolumeFilesystem) == ptr.Deref(want.VolumeMode, v1.PersistentVolumeFilesystem) &&
@@ -101,10 +103,13 @@ func forwardClaim(o *Observed) Step {
 	switch {
 	case rec.Returning:
 		return returnClaim(o, src)
+	case src != nil && src.DeletionTimestamp == nil:
+		// Intact: not past the point of no return, whatever the record
+		// says (its record is written before the deletion, which a crash
+		// or a lost answer may not have sent): a withdrawal is honored.
+		return prepareClaim(o, src)
 	case rec.PointOfNoReturn:
 		return handOverClaim(o, src)
-	case src != nil && src.DeletionTimestamp == nil:
-		return prepareClaim(o, src)
 	}
 	// Its owner deleted the source before the point of no return.
 	if s, ok := withdrawnWhileDeleted(o); ok {
@@ -149,8 +154,10 @@ func prepareClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 		return wait(transferv1alpha1.PhaseTransferring, ReasonSourceInUse, "PersistentVolumeClaim %s/%s is used by pod %s: the transfer waits until no pod uses it", r.Namespace, src.Name, strings.Join(o.Pods, ", "))
 	case resizing(src, pv):
 		return wait(transferv1alpha1.PhaseTransferring, ReasonSourceNotReady, "PersistentVolumeClaim %s/%s asks for more than the capacity of PersistentVolume %s: the transfer waits until the resize has finished", r.Namespace, src.Name, pv.Name)
-	case target != nil && !apiequality.Semantic.DeepEqual(target.Spec.Resources.Requests, src.Spec.Resources.Requests):
-		return act(rec, ActionDeleteTargetClaim, "deleting PersistentVolumeClaim %s/%s, created before PersistentVolumeClaim %s/%s was resized", targetNS, r.Spec.TargetName, r.Namespace, src.Name)
+	case target != nil && !claimSpecMatches(target.Spec, &src.Spec, rec.VolumeName):
+		// Created from the source's spec as it was (resized, or its
+		// volume attributes class changed since): made again.
+		return act(rec, ActionDeleteTargetClaim, "deleting PersistentVolumeClaim %s/%s, created before PersistentVolumeClaim %s/%s changed", targetNS, r.Spec.TargetName, r.Namespace, src.Name)
 	case target == nil:
 		// The claim names the volume, which is still bound to the source:
 		// the PV controller leaves it Pending.
@@ -183,7 +190,9 @@ func handOverClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 	}
 	ref := pv.Spec.ClaimRef
 	bound := ref != nil && ref.Namespace == targetNS && ref.Name == r.Spec.TargetName && ref.UID != ""
-	live := bound && target != nil && target.UID == ref.UID && target.DeletionTimestamp == nil && targetClaimOurs(target, r)
+	// Bound by this transfer (it binds only a target claim of the recorded
+	// spec): the target's owner may have resized it since.
+	live := bound && target != nil && target.UID == ref.UID && target.DeletionTimestamp == nil
 	switch {
 	case live && target.Status.Phase != v1.ClaimBound:
 		return wait(transferring, ReasonWaitingForTarget, "waiting for PersistentVolumeClaim %s/%s to be bound to %s", targetNS, r.Spec.TargetName, pv.Name)

@@ -134,10 +134,12 @@ func forwardSnapshot(o *Observed) Step {
 	switch {
 	case rec.Returning:
 		return returnSnapshot(o, src)
+	case src != nil && src.DeletionTimestamp == nil:
+		// Intact: not past the point of no return, whatever the record
+		// says (see forwardClaim).
+		return prepareSnapshot(o, src)
 	case rec.PointOfNoReturn:
 		return handOverSnapshot(o, src)
-	case src != nil && src.DeletionTimestamp == nil:
-		return prepareSnapshot(o, src)
 	}
 	// Its owner deleted the source before the point of no return.
 	if s, ok := withdrawnWhileDeleted(o); ok {
