@@ -252,14 +252,7 @@ func targetMoves(kind string) []move {
 	// The namespace controller (explore_others_test.go) deletes what is
 	// in it, and it once it is empty unless it is held.
 	deleteNS := func(hold bool) func(w *world) {
-		return func(w *world) {
-			w.held[targetNS] = hold
-			ns := w.get(nsKey).(*v1.Namespace).DeepCopy()
-			ns.DeletionTimestamp = &w.now
-			ns.Status.Phase = v1.NamespaceTerminating
-			w.store(nsKey, ns)
-			w.logf("user deletes %s", nsKey)
-		}
+		return func(w *world) { w.deleteNamespace(targetNS, hold) }
 	}
 	return []move{
 		{name: "create-target-object",
@@ -325,12 +318,7 @@ func moreTargetMoves(kind string) []move {
 		{name: "recreate-target-namespace",
 			can: func(w *world) bool { return active(w) && metaOf(w.get(nsKey)).GetUID() == "ns-"+targetNS },
 			do: func(w *world) {
-				w.held[targetNS] = false
-				ns := w.get(nsKey).(*v1.Namespace).DeepCopy()
-				ns.DeletionTimestamp = &w.now
-				ns.Status.Phase = v1.NamespaceTerminating
-				w.store(nsKey, ns)
-				w.logf("user deletes %s", nsKey)
+				w.deleteNamespace(targetNS, false)
 				w.runOthers()
 				if w.get(nsKey) != nil {
 					return // held by something: not gone yet
@@ -339,4 +327,16 @@ func moreTargetMoves(kind string) []move {
 				w.logf("someone creates %s again", nsKey)
 			}},
 	}
+}
+
+// deleteNamespace is a user deleting namespace name: Terminating, held
+// there (hold) or let go by the namespace controller once it is empty.
+func (w *world) deleteNamespace(name string, hold bool) {
+	key := storeKey{resNamespaces, "", name}
+	w.held[name] = hold
+	ns := w.get(key).(*v1.Namespace).DeepCopy()
+	ns.DeletionTimestamp = &w.now
+	ns.Status.Phase = v1.NamespaceTerminating
+	w.store(key, ns)
+	w.logf("user deletes %s", key)
 }

@@ -93,6 +93,29 @@ func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
 	return h
 }
 
+// unstarted is a controller on fake clientsets holding objs (kube,
+// snapshot and transfer objects alike), whose caches a test fills itself:
+// it is never started.
+func unstarted(t *testing.T, recorder record.EventRecorder, objs ...runtime.Object) *Controller {
+	t.Helper()
+	var kube, snaps, api []runtime.Object
+	for _, obj := range objs {
+		switch obj.(type) {
+		case *snapv1.VolumeSnapshot, *snapv1.VolumeSnapshotContent:
+			snaps = append(snaps, obj)
+		case *transferv1alpha1.StorageTransferRequest, *transferv1alpha1.StorageTransferAccept:
+			api = append(api, obj)
+		default:
+			kube = append(kube, obj)
+		}
+	}
+	c, err := New(Config{Kube: kubefake.NewClientset(kube...), Snapshot: snapfake.NewSimpleClientset(snaps...), API: fake.NewSimpleClientset(api...), Recorder: recorder})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // deleteHeldClaim deletes a claim as the API server does: one held by a
 // finalizer is only marked deleted.
 func (h *harness) deleteHeldClaim(a clienttesting.Action) (bool, runtime.Object, error) {

@@ -4,15 +4,12 @@ import (
 	"strings"
 	"testing"
 
-	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
-	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 )
 
@@ -20,11 +17,7 @@ import (
 // stuck past their point of no return (issue 23: a metric for them), as
 // the cache shows them at the scrape.
 func TestStateGauges(t *testing.T) {
-	c, err := New(Config{Kube: kubefake.NewClientset(), Snapshot: snapfake.NewSimpleClientset(), API: fake.NewSimpleClientset(),
-		Recorder: record.NewFakeRecorder(10)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := unstarted(t, record.NewFakeRecorder(10))
 	request := func(name, kind string, phase transferv1alpha1.Phase, rec *transferv1alpha1.TransferRecord, reason string) *transferv1alpha1.StorageTransferRequest {
 		r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "prod"},
 			Spec:   transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: kind, Name: name}},
@@ -71,14 +64,12 @@ storage_transfer_stuck_past_point_of_no_return{kind="VolumeSnapshot"} 1
 // return says so in a condition of its own, also while it gives the object
 // back.
 func TestThePointOfNoReturnIsACondition(t *testing.T) {
-	api := fake.NewSimpleClientset()
-	c, err := New(Config{Kube: kubefake.NewClientset(), Snapshot: snapfake.NewSimpleClientset(), API: api, Recorder: record.NewFakeRecorder(10)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := unstarted(t, record.NewFakeRecorder(10))
+	api := c.cfg.API
 	r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: "move", Namespace: "prod"},
 		Status: transferv1alpha1.StorageTransferRequestStatus{Record: &transferv1alpha1.TransferRecord{Step: string(plan.ActionBegin)}}}
-	if r, err = api.TransferV1alpha1().StorageTransferRequests("prod").Create(t.Context(), r, metav1.CreateOptions{}); err != nil {
+	r, err := api.TransferV1alpha1().StorageTransferRequests("prod").Create(t.Context(), r, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
 	}
 	o := &plan.Observed{Request: r}

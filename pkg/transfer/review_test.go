@@ -8,14 +8,11 @@ import (
 	"strings"
 	"testing"
 
-	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/record"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
-	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 )
 
@@ -28,11 +25,7 @@ import (
 // event) for as long as the pods run. Seen in the harness: 23 to 100
 // SourceInUse events, 35 status writes in 2 s, for one wait.
 func TestReviewTheSameWorldGivesTheSameWaitingMessage(t *testing.T) {
-	c, err := New(Config{Kube: kubefake.NewClientset(), Snapshot: snapfake.NewSimpleClientset(), API: fake.NewSimpleClientset(),
-		Recorder: record.NewFakeRecorder(10)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := unstarted(t, record.NewFakeRecorder(10))
 	for _, obj := range boundClaim() {
 		switch o := obj.(type) {
 		case *v1.PersistentVolumeClaim:
@@ -100,11 +93,7 @@ func TestReviewStartingAReturnIsNotAFailedStep(t *testing.T) {
 	pv.Spec.PersistentVolumeReclaimPolicy = v1.PersistentVolumeReclaimRetain
 	theirs := &v1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Name: "bar", Namespace: "test", UID: "theirs"}}
 	events := record.NewFakeRecorder(10)
-	c, err := New(Config{Kube: kubefake.NewClientset(src, pv, theirs), Snapshot: snapfake.NewSimpleClientset(), API: fake.NewSimpleClientset(r, a),
-		Recorder: events})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := unstarted(t, events, src, pv, theirs, r, a)
 	_ = c.requests.GetIndexer().Add(r)
 	_ = c.accepts.GetIndexer().Add(a)
 	_ = c.claims.GetIndexer().Add(src)
