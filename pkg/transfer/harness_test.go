@@ -71,6 +71,16 @@ func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
 		}
 		return false, nil, nil
 	}
+	// A dry run is admitted and changes nothing (after the faults, which
+	// may refuse it).
+	dryRun := func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if c, ok := a.(clienttesting.CreateActionImpl); ok && len(c.CreateOptions.DryRun) > 0 {
+			return true, c.GetObject(), nil
+		}
+		return false, nil, nil
+	}
+	h.kube.PrependReactor("create", "*", dryRun)
+	h.snap.PrependReactor("create", "*", dryRun)
 	h.kube.PrependReactor("*", "*", injectFault)
 	h.snap.PrependReactor("*", "*", injectFault)
 	// The API server gives every object it creates a UID.

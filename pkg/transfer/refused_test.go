@@ -43,13 +43,7 @@ func TestATargetRefusedBeforeThePointOfNoReturnWaitsWithTheSourceIntact(t *testi
 				t.Fatalf("Source claim = %+v, %v; want it intact while the target is refused", src, err)
 			}
 			h.fault.Store(nil)
-			// The controller looks again within 30 s; an edit of the request
-			// makes it look now.
-			r := h.request().DeepCopy()
-			r.Labels = map[string]string{"quota": "raised"}
-			if _, err := h.api.TransferV1alpha1().StorageTransferRequests("prod").Update(h.ctx, r, metav1.UpdateOptions{}); err != nil {
-				t.Fatal(err)
-			}
+			h.nudge()
 			h.waitFor("the request to be deleted after the transfer", func() bool { return h.request() == nil })
 			target, err := h.kube.CoreV1().PersistentVolumeClaims("test").Get(h.ctx, "bar", metav1.GetOptions{})
 			if err != nil || target.Status.Phase != v1.ClaimBound {
@@ -57,6 +51,37 @@ func TestATargetRefusedBeforeThePointOfNoReturnWaitsWithTheSourceIntact(t *testi
 			}
 		})
 	}
+}
+
+// TestASnapshotTargetIsAdmittedBeforeTheSourceIsDeleted (issue 23
+// defects 2 and 17): the target namespace admits the target VolumeSnapshot
+// (a server-side dry run) before the source is deleted, and the target
+// snapshot is created only after: refused, the transfer waits with the
+// source intact and nothing restorable in the target namespace.
+func TestASnapshotTargetIsAdmittedBeforeTheSourceIsDeleted(t *testing.T) {
+	h := newHarness(t, nil, readySnapshot())
+	refuse := func(a clienttesting.Action) error {
+		if a.Matches("create", "volumesnapshots") && a.GetNamespace() == "test" {
+			return apierrors.NewForbidden(schema.GroupResource{Resource: "volumesnapshots"}, "bar", errExceededQuota)
+		}
+		return nil
+	}
+	h.fault.Store(&refuse)
+	h.createRequestAndAccept(transferv1alpha1.KindVolumeSnapshot, "foo", "")
+	h.waitFor("TargetRefused", func() bool { return h.transferredReason() == plan.ReasonTargetRefused })
+	if _, err := h.snap.SnapshotV1().VolumeSnapshots("prod").Get(h.ctx, "foo", metav1.GetOptions{}); err != nil {
+		t.Fatalf("The source snapshot is gone while the target refuses it: %v", err)
+	}
+	if r := h.request(); r.Status.Record == nil || r.Status.Record.PointOfNoReturn {
+		t.Errorf("Record = %+v, want one before the point of no return", r.Status.Record)
+	}
+	if s, err := h.snap.SnapshotV1().VolumeSnapshots("test").Get(h.ctx, "bar", metav1.GetOptions{}); err == nil {
+		t.Errorf("A target snapshot %+v exists before the point of no return", s.ObjectMeta)
+	}
+	h.fault.Store(nil)
+	h.nudge()
+	h.waitFor("the request to be deleted after the transfer", func() bool { return h.request() == nil })
+	checkSnapshotHandedOver(h)
 }
 
 // TestTheAcceptSeesWhyTheTransferStopped (issue 23 defect 13): the accept
@@ -88,6 +113,18 @@ func TestTheAcceptSeesWhyTheTransferStopped(t *testing.T) {
 		}
 		c := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionMatched)
 		return c != nil && c.Status == metav1.ConditionFalse && strings.Contains(c.Message, "gone")
+	})
+}
+
+// nudge edits the request so that the controller looks at it now, not
+// within 30 s (as it does after a refusal).
+func (h *harness) nudge() {
+	h.t.Helper()
+	h.waitFor("a label on the request", func() bool {
+		r := h.request().DeepCopy()
+		r.Labels = map[string]string{"nudged": "yes"}
+		_, err := h.api.TransferV1alpha1().StorageTransferRequests("prod").Update(h.ctx, r, metav1.UpdateOptions{})
+		return err == nil // a conflict with the controller's write: again
 	})
 }
 

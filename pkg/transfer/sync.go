@@ -64,6 +64,13 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		}
 		o.Request = r
 	}
+	if step.Admit {
+		if err := c.admitted(ctx, r); Refusal(err) {
+			step = plan.Refused(o, plan.ActionCreateTargetSnapshot, err.Error())
+		} else if err != nil {
+			return 0, fmt.Errorf("asking the target namespace to admit the target: %w", err)
+		}
+	}
 	updated := r
 	if !retryingRefused(r, step) {
 		var err error
@@ -155,6 +162,18 @@ func (c *Controller) readSourceAfresh(ctx context.Context, o *plan.Observed) err
 		}
 	}
 	return nil
+}
+
+// admitted asks the target namespace to admit r's target VolumeSnapshot:
+// a server-side dry run of its creation (quota, policies, a namespace
+// terminating or gone answer; nothing is created).
+func (c *Controller) admitted(ctx context.Context, r *transferv1alpha1.StorageTransferRequest) error {
+	_, err := c.cfg.Snapshot.SnapshotV1().VolumeSnapshots(r.Status.TargetNamespace).Create(ctx, targetSnapshot(r),
+		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if apierrors.IsAlreadyExists(err) {
+		return nil // the next plan sees whose it is
+	}
+	return err
 }
 
 // creates reports whether action a creates an object.

@@ -69,8 +69,8 @@ func TestE2ETransfer(t *testing.T) {
 // The steps of a snapshot and of a claim transfer whose record the crash
 // tests see (docs/transfer.md).
 var (
-	snapshotSteps = []string{"Begin", "LockSource", "RetainSourceContent", "CreateTargetContent", "CreateTargetSnapshot",
-		"DeleteSource", "DeleteSourceContent", "RestoreDeletionPolicy"}
+	snapshotSteps = []string{"Begin", "LockSource", "RetainSourceContent", "CreateTargetContent", "DeleteSource",
+		"CreateTargetSnapshot", "DeleteSourceContent", "RestoreDeletionPolicy"}
 	claimSteps = []string{"Begin", "LockSource", "RetainVolume", "CreateTargetClaim", "DeleteSource", "ReserveVolume",
 		"RestoreReclaimPolicy", "ReleaseSource"}
 )

@@ -166,7 +166,7 @@ func TestWithdrawnWhileTheSourceIsDeletedIsNotHandedOver(t *testing.T) {
 	})
 	t.Run("a snapshot", func(t *testing.T) {
 		w := newSnapshotWorld()
-		w.runTo(t, ActionCreateTargetSnapshot)
+		w.runTo(t, ActionCreateTargetContent)
 		w.o.Match = match.Decide(w.o.Request, nil) // the accept is gone too
 		w.o.Request.DeletionTimestamp = &metav1.Time{}
 		w.o.SourceSnapshot = nil // the snapshot controller lets it go: its content is Retain
@@ -312,5 +312,27 @@ func TestTheAcceptsMaximumSize(t *testing.T) {
 	got, last := w.run()
 	if last.Action != ActionFail || last.Reason != ReasonTooLarge || slices.Contains(got, ActionDeleteSource) {
 		t.Errorf("Actions %v, last %+v; want a rollback (%s)", got, last, ReasonTooLarge)
+	}
+}
+
+// Defect 17: nothing in the target namespace can be restored from before
+// the point of no return: the target VolumeSnapshot is created after the
+// source's deletion, once the target namespace has admitted it (a dry run
+// the controller makes before DeleteSource's record).
+func TestNoTargetSnapshotBeforeThePointOfNoReturn(t *testing.T) {
+	w := newSnapshotWorld()
+	for s := Next(&w.o); s.Action != ActionDeleteSource; s = Next(&w.o) {
+		if w.o.TargetSnapshot != nil {
+			t.Fatalf("Before %s: target snapshot %+v exists", s.Action, w.o.TargetSnapshot)
+		}
+		w.apply(s)
+	}
+	if s := Next(&w.o); !s.Admit {
+		t.Errorf("DeleteSource = %+v, want it to ask for the target's admission first", s)
+	}
+	// The target namespace refuses: the transfer waits, nothing deleted.
+	s := Refused(&w.o, ActionCreateTargetSnapshot, "exceeded quota")
+	if s.Action != ActionNone || s.Reason != ReasonTargetRefused || s.Record != nil {
+		t.Errorf("Refused() = %+v, want a %s wait that records nothing", s, ReasonTargetRefused)
 	}
 }

@@ -198,6 +198,11 @@ type Step struct {
 	// Record is the write-ahead record to store before the action: nil
 	// keeps the current one.
 	Record *transferv1alpha1.TransferRecord
+	// Admit asks the controller to have the target namespace admit the
+	// target object (a server-side dry run of its creation) before the
+	// record is written and the step taken; refused, the step that
+	// follows is Refused's.
+	Admit bool
 }
 
 // TargetContentName is the deterministic name of the content a snapshot

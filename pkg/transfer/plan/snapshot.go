@@ -187,14 +187,16 @@ func prepareSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 		return act(rec, ActionRetainSourceContent, "setting the deletionPolicy of VolumeSnapshotContent %s to Retain", content.Name)
 	case tcontent == nil:
 		return act(rec, ActionCreateTargetContent, "creating VolumeSnapshotContent %s for the same backend snapshot", rec.TargetContentName)
-	case tsnap == nil:
-		return act(rec, ActionCreateTargetSnapshot, "creating VolumeSnapshot %s/%s", TargetNamespace(o), r.Spec.TargetName)
-	case tsnap.Status != nil && tsnap.Status.Error != nil && tsnap.Status.Error.Message != nil:
-		return wait(transferv1alpha1.PhaseTransferring, ReasonWaitingForTarget, "VolumeSnapshot %s/%s reports an error: %s", tsnap.Namespace, tsnap.Name, *tsnap.Status.Error.Message)
-	case !snapshotReady(tsnap, rec.TargetContentName):
-		return wait(transferv1alpha1.PhaseTransferring, ReasonWaitingForTarget, "waiting for VolumeSnapshot %s/%s to be bound to %s and readyToUse", tsnap.Namespace, tsnap.Name, rec.TargetContentName)
 	}
-	return commit(rec, ActionDeleteSource, "deleting VolumeSnapshot %s/%s (its content is Retain: the backend snapshot stays)", r.Namespace, src.Name)
+	// The target VolumeSnapshot is created after the source's deletion,
+	// not before: until the point of no return nothing in the target
+	// namespace can be restored from, so a target that withdraws keeps no
+	// copy. The controller has the target namespace admit it first (a
+	// server-side dry run of its creation, before this step's record):
+	// refused, the transfer waits with the source intact (Refused).
+	s := commit(rec, ActionDeleteSource, "deleting VolumeSnapshot %s/%s (its content is Retain: the backend snapshot stays)", r.Namespace, src.Name)
+	s.Admit = tsnap == nil
+	return s
 }
 
 // boundToTarget reports whether a pre-provisioned content this transfer
@@ -238,14 +240,19 @@ func handOverSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 		return commit(rec, ActionCreateTargetContent, "creating VolumeSnapshotContent %s for the same backend snapshot", rec.TargetContentName)
 	case tsnap == nil:
 		return commit(rec, ActionCreateTargetSnapshot, "creating VolumeSnapshot %s/%s", TargetNamespace(o), r.Spec.TargetName)
+	case tsnap.Status != nil && tsnap.Status.Error != nil && tsnap.Status.Error.Message != nil:
+		return wait(transferring, ReasonNeedsAttention, "VolumeSnapshot %s/%s reports an error: %s; the old VolumeSnapshotContent %s is kept (Retain) until it is ready",
+			tsnap.Namespace, tsnap.Name, *tsnap.Status.Error.Message, rec.SourceContentName)
+	case !snapshotReady(tsnap, rec.TargetContentName):
+		// Ready before the old content goes: until then the backend
+		// snapshot is named by a content nobody can delete it through.
+		return wait(transferring, ReasonWaitingForTarget, "waiting for VolumeSnapshot %s/%s to be bound to %s and readyToUse", tsnap.Namespace, tsnap.Name, rec.TargetContentName)
 	case src != nil:
 		return wait(transferring, ReasonTransferring, "waiting for VolumeSnapshot %s/%s to be deleted", r.Namespace, src.Name)
 	case content != nil && content.DeletionTimestamp == nil:
 		return commit(rec, ActionDeleteSourceContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", content.Name)
 	case content != nil:
 		return wait(transferring, ReasonTransferring, "waiting for VolumeSnapshotContent %s to be deleted", content.Name)
-	case !snapshotReady(tsnap, rec.TargetContentName):
-		return wait(transferring, ReasonWaitingForTarget, "waiting for VolumeSnapshot %s/%s to be bound to %s and readyToUse", tsnap.Namespace, tsnap.Name, rec.TargetContentName)
 	}
 	return handOver(commit(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", tcontent.Name, rec.OriginalDeletionPolicy))
 }

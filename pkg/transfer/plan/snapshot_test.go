@@ -12,8 +12,11 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
 )
 
+// snapshotSteps: the target VolumeSnapshot is created after the source's
+// deletion, so nothing in the target namespace can be restored from
+// before the point of no return (issue 23 defect 17).
 var snapshotSteps = []Action{ActionBegin, ActionLockSource, ActionRetainSourceContent, ActionCreateTargetContent,
-	ActionCreateTargetSnapshot, ActionDeleteSource, ActionDeleteSourceContent, ActionRestoreDeletionPolicy, ActionComplete}
+	ActionDeleteSource, ActionCreateTargetSnapshot, ActionDeleteSourceContent, ActionRestoreDeletionPolicy, ActionComplete}
 
 // checkSnapshotTransferred checks the result the issue asks for: the
 // target snapshot bound to a content of the same backend snapshot under
@@ -105,10 +108,22 @@ func TestSnapshotTransferRollsForwardOnceTheSourceIsDeleted(t *testing.T) {
 	for range slices.Index(snapshotSteps, ActionDeleteSource) + 1 {
 		w.apply(Next(&w.o))
 	}
-	w.o.Match = match.Decide(w.o.Request, nil)
 	w.o.Request.DeletionTimestamp = &metav1.Time{}
 	w.run()
 	checkSnapshotTransferred(t, w)
+}
+
+// TestSnapshotTransferGivesBackWhenTheAcceptGoesAfterThePointOfNoReturn:
+// the target withdrew before anything was handed over (the target
+// snapshot is created after the source's deletion).
+func TestSnapshotTransferGivesBackWhenTheAcceptGoesAfterThePointOfNoReturn(t *testing.T) {
+	w := newSnapshotWorld()
+	for range slices.Index(snapshotSteps, ActionDeleteSource) + 1 {
+		w.apply(Next(&w.o))
+	}
+	w.o.Match = match.Decide(w.o.Request, nil)
+	_, last := w.run()
+	checkSnapshotGivenBack(t, w, last)
 }
 
 func TestSnapshotRefusals(t *testing.T) {
@@ -201,15 +216,15 @@ func TestSnapshotTransferRollsForwardWhenItsOwnerDeletesTheSourceOnceItIsRetaine
 
 func TestSnapshotRollbackLeavesATargetWhoseContentIsNotRetain(t *testing.T) {
 	w := newSnapshotWorld()
-	for range slices.Index(snapshotSteps, ActionCreateTargetSnapshot) + 1 {
+	for range slices.Index(snapshotSteps, ActionCreateTargetContent) + 1 {
 		w.apply(Next(&w.o))
 	}
 	w.o.Match = match.Decide(w.o.Request, nil)
-	// Deleting the target snapshot would delete this content with it, and
-	// the backend snapshot the source still names.
+	// Deleting this content would delete the backend snapshot the source
+	// still names.
 	w.o.TargetContent.Spec.DeletionPolicy = snapv1.VolumeSnapshotContentDelete
 	got, last := w.run()
-	if slices.Contains(got, ActionDeleteTargetSnapshot) || last.Reason != ReasonNeedsAttention {
-		t.Errorf("Rollback = %v ending with %+v, want the target snapshot kept and a NeedsAttention wait", got, last)
+	if slices.Contains(got, ActionDeleteTargetContent) || last.Reason != ReasonNeedsAttention {
+		t.Errorf("Rollback = %v ending with %+v, want the target content kept and a NeedsAttention wait", got, last)
 	}
 }
