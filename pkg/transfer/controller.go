@@ -85,6 +85,11 @@ type Config struct {
 	Clock clock.Clock
 	// Token returns a new request token; newToken when nil.
 	Token func() (string, error)
+	// Admit has the target namespace admit a VolumeSnapshot it would
+	// create: a server-side dry run of the creation when nil. (The
+	// generated fake clientsets drop a create's options, so tests that
+	// need a dry run give their own.)
+	Admit func(ctx context.Context, s *snapv1.VolumeSnapshot) error
 }
 
 // Controller carries out transfers: one queue keyed by request, fed by
@@ -116,6 +121,12 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.Token == nil {
 		cfg.Token = newToken
+	}
+	if cfg.Admit == nil {
+		cfg.Admit = func(ctx context.Context, s *snapv1.VolumeSnapshot) error {
+			_, err := cfg.Snapshot.SnapshotV1().VolumeSnapshots(s.Namespace).Create(ctx, s, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			return err
+		}
 	}
 	c := &Controller{
 		cfg:   cfg,
@@ -503,7 +514,7 @@ var (
 		"Number of StorageTransferRequests, by kind of object and phase (as this replica's caches show them: read the leader's).",
 		[]string{"kind", "phase"}, nil)
 	stuckDesc = prometheus.NewDesc("storage_transfer_stuck_past_point_of_no_return",
-		"Number of transfers past their point of no return (the source deleted) that wait for a person: their Transferred condition says NeedsAttention or BoundToUnexpectedObject.",
+		"Number of transfers past their point of no return (the source deleted) that wait for a person: their Transferred condition says NeedsAttention, BoundToUnexpectedObject or ReturnRefused.",
 		[]string{"kind"}, nil)
 )
 
@@ -549,12 +560,12 @@ func (s stateCollector) Collect(ch chan<- prometheus.Metric) {
 // stuckPastPointOfNoReturn reports whether r's transfer is past its point
 // of no return and waits for a person.
 func stuckPastPointOfNoReturn(r *transferv1alpha1.StorageTransferRequest) bool {
-	rec := r.Status.Record
-	if rec == nil || !rec.PointOfNoReturn || r.Status.Phase == transferv1alpha1.PhaseCompleted || r.Status.Phase == transferv1alpha1.PhaseFailed {
+	if !meta.IsStatusConditionTrue(r.Status.Conditions, transferv1alpha1.ConditionPastPointOfNoReturn) ||
+		r.Status.Phase == transferv1alpha1.PhaseCompleted || r.Status.Phase == transferv1alpha1.PhaseFailed {
 		return false
 	}
 	c := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionTransferred)
-	return c != nil && (c.Reason == plan.ReasonNeedsAttention || c.Reason == plan.ReasonBoundElsewhere)
+	return c != nil && (c.Reason == plan.ReasonNeedsAttention || c.Reason == plan.ReasonBoundElsewhere || c.Reason == plan.ReasonReturnRefused)
 }
 
 // NewMetrics creates the metrics and registers them with reg:

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapfake "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/fake"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -128,7 +129,11 @@ func (r *runner) restart() {
 		r.c.queue.ShutDown()
 	}
 	c, err := New(Config{Kube: r.kube, Snapshot: r.snap, API: r.api, Recorder: eventLog{r},
-		Clock: worldClock{r: r}, Token: func() (string, error) { return testToken, nil }})
+		Clock: worldClock{r: r}, Token: func() (string, error) { return testToken, nil },
+		Admit: func(_ context.Context, s *snapv1.VolumeSnapshot) error {
+			_, _, err := r.w.react(dryRunCreate(s))
+			return err
+		}})
 	if err != nil {
 		panic(err)
 	}
@@ -470,4 +475,11 @@ func (r *runner) logSync(key string, err error) {
 	if err != nil {
 		r.logf("      the sync failed: %v", err)
 	}
+}
+
+// dryRunCreate is the action of a server-side dry run of the creation of
+// s (the generated fake clientsets drop a create's options).
+func dryRunCreate(s *snapv1.VolumeSnapshot) clienttesting.CreateActionImpl {
+	return clienttesting.NewCreateActionWithOptions(snapv1.SchemeGroupVersion.WithResource("volumesnapshots"), s.Namespace, s,
+		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 }

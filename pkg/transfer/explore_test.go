@@ -95,15 +95,7 @@ import (
 // knownDefects are the violations the explorer finds on today's code, by
 // name, with the defect of issue 23 each is an instance of. Delete an
 // entry with the fix that removes it.
-var knownDefects = map[string]string{
-	// Found by the explorer, not in issue 23's list. The accept is read
-	// from a cache; only the request is fenced (the record's
-	// resourceVersion precondition). An accept deleted between the
-	// controller's look and the source's deletion is not seen: no API
-	// call checks one object and deletes another atomically.
-	"claim-source-deleted-though-its-accept-was-deleted":    "explorer: the accept deleted while the controller takes the point of no return (its accept cache behind)",
-	"snapshot-source-deleted-though-its-accept-was-deleted": "explorer: as claim-source-deleted-though-its-accept-was-deleted, for a snapshot",
-}
+var knownDefects = map[string]string{}
 
 func TestExploreTransfers(t *testing.T) {
 	b, held := exploreBound(t)

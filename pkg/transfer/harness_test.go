@@ -71,16 +71,6 @@ func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
 		}
 		return false, nil, nil
 	}
-	// A dry run is admitted and changes nothing (after the faults, which
-	// may refuse it).
-	dryRun := func(a clienttesting.Action) (bool, runtime.Object, error) {
-		if c, ok := a.(clienttesting.CreateActionImpl); ok && len(c.CreateOptions.DryRun) > 0 {
-			return true, c.GetObject(), nil
-		}
-		return false, nil, nil
-	}
-	h.kube.PrependReactor("create", "*", dryRun)
-	h.snap.PrependReactor("create", "*", dryRun)
 	h.kube.PrependReactor("*", "*", injectFault)
 	h.snap.PrependReactor("*", "*", injectFault)
 	// The API server gives every object it creates a UID.
@@ -101,6 +91,21 @@ func newHarness(t *testing.T, kubeObjs, snapObjs []runtime.Object) *harness {
 	wg.Go(h.playControllers)
 	t.Cleanup(func() { cancel(); wg.Wait() })
 	return h
+}
+
+// admit is the target namespace's admission of a VolumeSnapshot, as a dry
+// run of its creation: refused by the faults, or because it exists;
+// nothing is created.
+func (h *harness) admit(_ context.Context, s *snapv1.VolumeSnapshot) error {
+	if f := h.fault.Load(); f != nil {
+		if err := (*f)(dryRunCreate(s)); err != nil {
+			return err
+		}
+	}
+	if _, err := h.snap.Tracker().Get(snapv1.SchemeGroupVersion.WithResource("volumesnapshots"), s.Namespace, s.Name); err == nil {
+		return apierrors.NewAlreadyExists(snapv1.Resource("volumesnapshots"), s.Name)
+	}
+	return nil
 }
 
 // unstarted is a controller on fake clientsets holding objs (kube,
@@ -190,7 +195,7 @@ func (h *harness) updateIfCurrent(a clienttesting.Action) (bool, runtime.Object,
 // returns once it has stopped.
 func (h *harness) startController() (c *Controller, stop func()) {
 	h.t.Helper()
-	c, err := New(Config{Kube: h.kube, Snapshot: h.snap, API: h.api, Recorder: h.events,
+	c, err := New(Config{Kube: h.kube, Snapshot: h.snap, API: h.api, Recorder: h.events, Admit: h.admit,
 		Token: func() (string, error) { return testToken, nil }})
 	if err != nil {
 		h.t.Fatal(err)

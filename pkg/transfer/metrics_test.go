@@ -25,6 +25,9 @@ func TestStateGauges(t *testing.T) {
 		if reason != "" {
 			r.Status.Conditions = []metav1.Condition{{Type: transferv1alpha1.ConditionTransferred, Status: metav1.ConditionFalse, Reason: reason}}
 		}
+		if rec != nil && rec.PointOfNoReturn {
+			r.Status.Conditions = append(r.Status.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionPastPointOfNoReturn, Status: metav1.ConditionTrue})
+		}
 		return r
 	}
 	past := &transferv1alpha1.TransferRecord{PointOfNoReturn: true}
@@ -50,7 +53,7 @@ storage_transfer_requests{kind="PersistentVolumeClaim",phase="Pending"} 1
 storage_transfer_requests{kind="PersistentVolumeClaim",phase="Transferring"} 1
 storage_transfer_requests{kind="VolumeSnapshot",phase="Completed"} 1
 storage_transfer_requests{kind="VolumeSnapshot",phase="Transferring"} 3
-# HELP storage_transfer_stuck_past_point_of_no_return Number of transfers past their point of no return (the source deleted) that wait for a person: their Transferred condition says NeedsAttention or BoundToUnexpectedObject.
+# HELP storage_transfer_stuck_past_point_of_no_return Number of transfers past their point of no return (the source deleted) that wait for a person: their Transferred condition says NeedsAttention, BoundToUnexpectedObject or ReturnRefused.
 # TYPE storage_transfer_stuck_past_point_of_no_return gauge
 storage_transfer_stuck_past_point_of_no_return{kind="PersistentVolumeClaim"} 1
 storage_transfer_stuck_past_point_of_no_return{kind="VolumeSnapshot"} 1

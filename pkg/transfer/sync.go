@@ -65,7 +65,9 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		o.Request = r
 	}
 	if step.Admit {
-		if err := c.admitted(ctx, r); Refusal(err) {
+		// A target that already exists (the cache is behind) is no
+		// admission: the next plan, from a fresher cache, sees whose it is.
+		if err := c.cfg.Admit(ctx, targetSnapshot(r)); Refusal(err) {
 			step = plan.Refused(o, plan.ActionCreateTargetSnapshot, err.Error())
 		} else if err != nil {
 			return 0, fmt.Errorf("asking the target namespace to admit the target: %w", err)
@@ -89,6 +91,11 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 		return c.finish(ctx, updated, o.Match.Accept)
 	default:
 		logger.V(2).Info("Taking a step", "action", step.Action)
+		if createsInTarget(step.Action) || step.Action == plan.ActionDeleteSource && !plan.PastPointOfNoReturn(o) {
+			if err := c.acceptStillThere(ctx, updated); err != nil {
+				return 0, err
+			}
+		}
 		if err := c.take(ctx, updated, o, step.Action); err != nil {
 			if created := creates(step.Action); created && Refusal(err) {
 				// Refused until someone changes the namespace: the plan
@@ -125,7 +132,7 @@ func retryingRefused(r *transferv1alpha1.StorageTransferRequest, step plan.Step)
 	cond := meta.FindStatusCondition(r.Status.Conditions, transferv1alpha1.ConditionTransferred)
 	return creates(step.Action) && rec != nil && rec.Step == string(step.Action) &&
 		(step.Record == nil || apiequality.Semantic.DeepEqual(step.Record, rec)) &&
-		cond != nil && cond.Reason == plan.ReasonTargetRefused && !rec.Returning
+		cond != nil && (cond.Reason == plan.ReasonTargetRefused || cond.Reason == plan.ReasonReturnRefused)
 }
 
 // readSourceAfresh reads the source from the API server when the record
@@ -164,16 +171,27 @@ func (c *Controller) readSourceAfresh(ctx context.Context, o *plan.Observed) err
 	return nil
 }
 
-// admitted asks the target namespace to admit r's target VolumeSnapshot:
-// a server-side dry run of its creation (quota, policies, a namespace
-// terminating or gone answer; nothing is created).
-func (c *Controller) admitted(ctx context.Context, r *transferv1alpha1.StorageTransferRequest) error {
-	_, err := c.cfg.Snapshot.SnapshotV1().VolumeSnapshots(r.Status.TargetNamespace).Create(ctx, targetSnapshot(r),
-		metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	if apierrors.IsAlreadyExists(err) {
-		return nil // the next plan sees whose it is
+// createsInTarget reports whether action a creates an object in the
+// target namespace.
+func createsInTarget(a plan.Action) bool {
+	return a == plan.ActionCreateTargetClaim || a == plan.ActionCreateTargetSnapshot
+}
+
+// acceptStillThere reads r's accept from the API server before the
+// controller deletes the source or creates an object in the target
+// namespace: an accept its cache still has may be gone (withdrawn, or its
+// namespace deleted, perhaps created again by someone else, who must not
+// receive the object). Gone, the sync fails and the next plan, from a
+// fresher cache, rolls back or gives the object back.
+func (c *Controller) acceptStillThere(ctx context.Context, r *transferv1alpha1.StorageTransferRequest) error {
+	a, err := c.cfg.API.TransferV1alpha1().StorageTransferAccepts(r.Status.TargetNamespace).Get(ctx, r.Spec.AcceptName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err), err == nil && (string(a.UID) != r.Status.AcceptUID || a.DeletionTimestamp != nil):
+		return fmt.Errorf("StorageTransferAccept %s/%s is gone: not creating anything in its namespace", r.Status.TargetNamespace, r.Spec.AcceptName)
+	case err != nil:
+		return fmt.Errorf("reading StorageTransferAccept %s/%s: %w", r.Status.TargetNamespace, r.Spec.AcceptName, err)
 	}
-	return err
+	return nil
 }
 
 // creates reports whether action a creates an object.
@@ -253,13 +271,19 @@ func (c *Controller) writeStatus(ctx context.Context, r *transferv1alpha1.Storag
 	}
 	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionTransferred, Status: transferred,
 		Reason: step.Reason, Message: step.Message, ObservedGeneration: r.Generation})
-	if st.Record != nil && st.Record.PointOfNoReturn {
+	// Shown once the source is seen deleted, not when the record that
+	// announces its deletion is written.
+	seen := *o
+	seen.Request = next
+	if plan.PastPointOfNoReturn(&seen) {
 		msg := "the source was deleted: the object is handed over, or given back"
 		if st.Record.Returning {
 			msg = "the source was deleted and the target refused the object: it is given back to the source namespace"
 		}
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: transferv1alpha1.ConditionPastPointOfNoReturn, Status: metav1.ConditionTrue,
 			Reason: step.Reason, Message: msg, ObservedGeneration: r.Generation})
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, transferv1alpha1.ConditionPastPointOfNoReturn)
 	}
 	if apiequality.Semantic.DeepEqual(r.Status, next.Status) {
 		return r, nil
@@ -270,7 +294,8 @@ func (c *Controller) writeStatus(ctx context.Context, r *transferv1alpha1.Storag
 	}
 	if step.Reason != "" {
 		typ := v1.EventTypeNormal
-		if step.Phase == transferv1alpha1.PhaseFailed || step.Reason == plan.ReasonRollingBack || step.Reason == plan.ReasonNeedsAttention || step.Reason == plan.ReasonBoundElsewhere {
+		if step.Phase == transferv1alpha1.PhaseFailed || step.Reason == plan.ReasonRollingBack || step.Reason == plan.ReasonNeedsAttention || step.Reason == plan.ReasonBoundElsewhere ||
+			step.Reason == plan.ReasonReturnRefused {
 			typ = v1.EventTypeWarning
 		}
 		c.tellOnce(updated, typ, step.Reason, step.Message)

@@ -22,9 +22,11 @@ type Process struct {
 	log  *os.File
 }
 
-// StartProcess runs bin with args, logging to <logDir>/<name>.log.
+// StartProcess runs bin with args, logging to <logDir>/<name>.log (a
+// process restarted under the same name appends: what it did before its
+// restart stays there to read).
 func StartProcess(name, bin string, args []string, logDir string, env ...string) (*Process, error) {
-	logFile, err := os.Create(filepath.Join(logDir, name+".log"))
+	logFile, err := os.OpenFile(filepath.Join(logDir, name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}

@@ -166,7 +166,7 @@ func TestWithdrawnWhileTheSourceIsDeletedIsNotHandedOver(t *testing.T) {
 	})
 	t.Run("a snapshot", func(t *testing.T) {
 		w := newSnapshotWorld()
-		w.runTo(t, ActionCreateTargetContent)
+		w.runTo(t, ActionRetainSourceContent)
 		w.o.Match = match.Decide(w.o.Request, nil) // the accept is gone too
 		w.o.Request.DeletionTimestamp = &metav1.Time{}
 		w.o.SourceSnapshot = nil // the snapshot controller lets it go: its content is Retain

@@ -153,6 +153,10 @@ const (
 	// ReasonReturned ends a transfer whose target refused the object
 	// after the point of no return: the object was given back.
 	ReasonReturned = "ReturnedToSource"
+	// ReasonReturnRefused: giving the object back was refused too (the
+	// source namespace terminating or gone, its quota): the volume or
+	// backend snapshot is kept Retain and a person decides.
+	ReasonReturnRefused = "ReturnRefused"
 )
 
 // Observed is what the controller read from its caches for one request.
@@ -382,6 +386,24 @@ func returned(o *Observed, kind string) Step {
 		Message: fmt.Sprintf("%s; %s %s/%s was given back, with the same data", r.Status.Record.ReturnMessage, kind, r.Namespace, r.Spec.Source.Name)}
 }
 
+// PastPointOfNoReturn reports whether o's transfer is past its point of no
+// return: recorded so, and the source seen deleted (the record is written
+// before the deletion, which a crash or a lost answer may not have sent).
+func PastPointOfNoReturn(o *Observed) bool {
+	rec := o.Request.Status.Record
+	if rec == nil || !rec.PointOfNoReturn {
+		return false
+	}
+	var src metav1.Object
+	switch {
+	case o.SourceSnapshot != nil && o.Request.Spec.Source.Kind == transferv1alpha1.KindVolumeSnapshot:
+		src = o.SourceSnapshot
+	case o.SourceClaim != nil && o.Request.Spec.Source.Kind == transferv1alpha1.KindPersistentVolumeClaim:
+		src = o.SourceClaim
+	}
+	return rec.Returning || src == nil || string(src.GetUID()) != rec.SourceUID || src.GetDeletionTimestamp() != nil
+}
+
 // Refused is the step that follows a create of action a that the API
 // server refused for good (admission, a quota, the namespace terminating
 // or gone) with message: before the point of no return the transfer waits
@@ -394,11 +416,11 @@ func Refused(o *Observed, a Action, message string) Step {
 	case rec == nil:
 		return wait(transferv1alpha1.PhaseMatched, ReasonTargetRefused, "%s", message)
 	case rec.Returning:
-		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention,
-			"%s; giving it back was refused too (%s): %s", rec.ReturnMessage, a, message)
+		return wait(transferv1alpha1.PhaseTransferring, ReasonReturnRefused,
+			"%s; giving it back was refused too (%s): %s; the data is kept (Retain) until it is admitted", rec.ReturnMessage, a, message)
 	case rec.RollingBack:
 		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention, "%s; rolling back was refused (%s): %s", rec.RollbackMessage, a, message)
-	case rec.PointOfNoReturn:
+	case PastPointOfNoReturn(o):
 		return startReturn(rec, "the target refused the transfer after the source was deleted (%s): %s", a, message)
 	}
 	return wait(transferv1alpha1.PhaseTransferring, ReasonTargetRefused,

@@ -173,7 +173,7 @@ func prepareSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 		return startRollback(rec, ReasonSourceChanged, "VolumeSnapshotContent %s is gone", rec.SourceContentName)
 	case snapshotHandle(content) != rec.SnapshotHandle:
 		return startRollback(rec, ReasonSourceChanged, "VolumeSnapshotContent %s names another snapshot handle than recorded", content.Name)
-	case tsnap != nil && !ours(tsnap, r):
+	case tsnap != nil && !targetSnapshotOurs(tsnap, r):
 		return startRollback(rec, ReasonTargetConflict, "a VolumeSnapshot %s/%s that this transfer did not create exists", tsnap.Namespace, tsnap.Name)
 	case tcontent != nil && !ours(tcontent, r):
 		return startRollback(rec, ReasonTargetConflict, "a VolumeSnapshotContent %s that this transfer did not create exists", tcontent.Name)
@@ -185,18 +185,27 @@ func prepareSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 		return act(rec, ActionLockSource, "locking VolumeSnapshot %s/%s", r.Namespace, src.Name)
 	case content.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain || !lockedBy(content, r):
 		return act(rec, ActionRetainSourceContent, "setting the deletionPolicy of VolumeSnapshotContent %s to Retain", content.Name)
-	case tcontent == nil:
-		return act(rec, ActionCreateTargetContent, "creating VolumeSnapshotContent %s for the same backend snapshot", rec.TargetContentName)
 	}
-	// The target VolumeSnapshot is created after the source's deletion,
-	// not before: until the point of no return nothing in the target
-	// namespace can be restored from, so a target that withdraws keeps no
-	// copy. The controller has the target namespace admit it first (a
-	// server-side dry run of its creation, before this step's record):
-	// refused, the transfer waits with the source intact (Refused).
+	// The target content and VolumeSnapshot are created after the
+	// source's deletion, not before: until the point of no return nothing
+	// in the target namespace can be restored from (nor bound to a content
+	// naming the backend snapshot), so a target that withdraws keeps no
+	// copy. The controller has the target namespace admit the snapshot
+	// first (a server-side dry run of its creation, before this step's
+	// record): refused, the transfer waits with the source intact
+	// (Refused).
 	s := commit(rec, ActionDeleteSource, "deleting VolumeSnapshot %s/%s (its content is Retain: the backend snapshot stays)", r.Namespace, src.Name)
 	s.Admit = tsnap == nil
 	return s
+}
+
+// targetSnapshotOurs reports whether s is the target snapshot this
+// transfer created: its annotation names the request (which anyone who
+// sees an object the transfer made can copy) and it names the transfer's
+// content.
+func targetSnapshotOurs(s *snapv1.VolumeSnapshot, r *transferv1alpha1.StorageTransferRequest) bool {
+	rec := r.Status.Record
+	return ours(s, r) && rec != nil && s.Spec.Source.VolumeSnapshotContentName != nil && *s.Spec.Source.VolumeSnapshotContentName == rec.TargetContentName
 }
 
 // boundToTarget reports whether a pre-provisioned content this transfer
@@ -228,9 +237,9 @@ func handOverSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 		return commit(rec, ActionRetainSourceContent, "setting the deletionPolicy of VolumeSnapshotContent %s to Retain", content.Name)
 	case tcontent != nil && !ours(tcontent, r):
 		return startReturn(rec, "VolumeSnapshotContent %s was not created by this transfer", tcontent.Name)
-	case o.Match.Accept == nil && !(bound && tsnap != nil && ours(tsnap, r) && tsnap.DeletionTimestamp == nil):
+	case o.Match.Accept == nil && !(bound && tsnap != nil && targetSnapshotOurs(tsnap, r) && tsnap.DeletionTimestamp == nil):
 		return startReturn(rec, "the StorageTransferAccept was deleted before the snapshot was handed over")
-	case tsnap != nil && !ours(tsnap, r):
+	case tsnap != nil && !targetSnapshotOurs(tsnap, r):
 		return startReturn(rec, "the name %s/%s was taken by a VolumeSnapshot this transfer did not create", tsnap.Namespace, tsnap.Name)
 	case tsnap != nil && tsnap.DeletionTimestamp != nil || tsnap == nil && bound:
 		return startReturn(rec, "VolumeSnapshot %s/%s was deleted before the transfer completed", TargetNamespace(o), r.Spec.TargetName)
@@ -279,9 +288,9 @@ func returnSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 	switch {
 	case mine(tcontent) && tcontent.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
 		return wait(transferring, ReasonNeedsAttention, "%s; VolumeSnapshotContent %s is not Retain, the controller will not delete it nor its VolumeSnapshot", rec.ReturnMessage, tcontent.Name)
-	case tsnap != nil && ours(tsnap, r) && tsnap.DeletionTimestamp == nil:
+	case tsnap != nil && targetSnapshotOurs(tsnap, r) && tsnap.DeletionTimestamp == nil:
 		return giveBack(rec, ActionDeleteTargetSnapshot, "deleting VolumeSnapshot %s/%s", tsnap.Namespace, tsnap.Name)
-	case tsnap != nil && ours(tsnap, r):
+	case tsnap != nil && targetSnapshotOurs(tsnap, r):
 		return wait(transferring, ReasonTargetRefused, "%s; waiting for VolumeSnapshot %s/%s to be deleted", rec.ReturnMessage, tsnap.Namespace, tsnap.Name)
 	case src != nil:
 		return wait(transferring, ReasonTargetRefused, "%s; waiting for the deleted VolumeSnapshot %s/%s to go", rec.ReturnMessage, src.Namespace, src.Name)
@@ -328,9 +337,9 @@ func rollbackSnapshot(o *Observed) Step {
 		// controller would delete a content that is not Retain with it,
 		// and the backend snapshot the source still names.
 		return wait(transferv1alpha1.PhaseTransferring, ReasonNeedsAttention, "%s; rolling back: VolumeSnapshotContent %s is not Retain, the controller will not delete it nor its VolumeSnapshot", rec.RollbackMessage, tcontent.Name)
-	case tsnap != nil && ours(tsnap, r) && tsnap.DeletionTimestamp == nil:
+	case tsnap != nil && targetSnapshotOurs(tsnap, r) && tsnap.DeletionTimestamp == nil:
 		return undo(rec, ActionDeleteTargetSnapshot, "deleting VolumeSnapshot %s/%s", tsnap.Namespace, tsnap.Name)
-	case tsnap != nil && ours(tsnap, r):
+	case tsnap != nil && targetSnapshotOurs(tsnap, r):
 		return wait(transferv1alpha1.PhaseTransferring, ReasonRollingBack, "%s; rolling back: waiting for VolumeSnapshot %s/%s to be deleted", rec.RollbackMessage, tsnap.Namespace, tsnap.Name)
 	case tcontent != nil && ours(tcontent, r) && tcontent.DeletionTimestamp == nil:
 		return undo(rec, ActionDeleteTargetContent, "deleting VolumeSnapshotContent %s (Retain: the backend snapshot stays)", tcontent.Name)

@@ -12,11 +12,11 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
 )
 
-// snapshotSteps: the target VolumeSnapshot is created after the source's
-// deletion, so nothing in the target namespace can be restored from
-// before the point of no return (issue 23 defect 17).
-var snapshotSteps = []Action{ActionBegin, ActionLockSource, ActionRetainSourceContent, ActionCreateTargetContent,
-	ActionDeleteSource, ActionCreateTargetSnapshot, ActionDeleteSourceContent, ActionRestoreDeletionPolicy, ActionComplete}
+// snapshotSteps: the target content and VolumeSnapshot are created after
+// the source's deletion, so nothing in the target namespace can be
+// restored from before the point of no return (issue 23 defect 17).
+var snapshotSteps = []Action{ActionBegin, ActionLockSource, ActionRetainSourceContent, ActionDeleteSource,
+	ActionCreateTargetContent, ActionCreateTargetSnapshot, ActionDeleteSourceContent, ActionRestoreDeletionPolicy, ActionComplete}
 
 // checkSnapshotTransferred checks the result the issue asks for: the
 // target snapshot bound to a content of the same backend snapshot under
@@ -171,7 +171,7 @@ func TestSnapshotRefusals(t *testing.T) {
 
 func TestSnapshotTransferGivesBackAfterAForeignTargetContentPastThePointOfNoReturn(t *testing.T) {
 	w := newSnapshotWorld()
-	for range slices.Index(snapshotSteps, ActionDeleteSource) + 1 {
+	for range slices.Index(snapshotSteps, ActionCreateTargetContent) + 1 {
 		w.apply(Next(&w.o))
 	}
 	delete(w.o.TargetContent.Annotations, RequestAnnotation)
