@@ -69,7 +69,7 @@ func TestE2ETransfer(t *testing.T) {
 // The steps of a snapshot and of a claim transfer whose record the crash
 // tests see (docs/transfer.md).
 var (
-	snapshotSteps = []string{"Begin", "LockSource", "RetainSourceContent", "CreateTargetContent", "DeleteSource",
+	snapshotSteps = []string{"Begin", "LockSource", "RetainSourceContent", "DeleteSource", "CreateTargetContent",
 		"CreateTargetSnapshot", "DeleteSourceContent", "RestoreDeletionPolicy"}
 	claimSteps = []string{"Begin", "LockSource", "RetainVolume", "CreateTargetClaim", "DeleteSource", "ReserveVolume",
 		"RestoreReclaimPolicy", "ReleaseSource"}
@@ -495,9 +495,12 @@ func testTransferRolledBack(t *testing.T, api generated.Interface, class string,
 	handle := snapshotHandleOf(t, src, "snap")
 	token := offer(t, api, src, "move", transferv1alpha1.KindVolumeSnapshot, "snap")
 	accept(t, api, dst, src, "move", token)
-	waitFor(t, "the transfer to create the target snapshot", func(ctx context.Context) bool {
+	// The last step before the point of no return (the target content
+	// and snapshot are made after it): the slow controller writes its
+	// record a moment before it takes it.
+	waitFor(t, "the transfer to retain the source content", func(ctx context.Context) bool {
 		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
-		return err == nil && r.Status.Record != nil && r.Status.Record.Step == "CreateTargetSnapshot"
+		return err == nil && r.Status.Record != nil && r.Status.Record.Step == "RetainSourceContent"
 	})
 	if err := api.TransferV1alpha1().StorageTransferRequests(src).Delete(ctx, "move", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
