@@ -96,6 +96,14 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 				return 0, err
 			}
 		}
+		if step.Action == plan.ActionDeleteSource && !plan.PastPointOfNoReturn(o) {
+			// The record may be the one a lost answer left, written
+			// without a fence this time: the request is read afresh, so a
+			// withdrawal since is not missed.
+			if err := c.requestStillWanted(ctx, updated); err != nil {
+				return 0, err
+			}
+		}
 		if err := c.take(ctx, updated, o, step.Action); err != nil {
 			if created := creates(step.Action); created && Refusal(err) {
 				// Refused until someone changes the namespace: the plan
@@ -167,6 +175,20 @@ func (c *Controller) readSourceAfresh(ctx context.Context, o *plan.Observed) err
 		default:
 			o.SourceSnapshot = fresh
 		}
+	}
+	return nil
+}
+
+// requestStillWanted reads r from the API server before the source is
+// deleted: being deleted (or another request of that name), it is
+// withdrawn, and the sync fails for the next plan to roll back.
+func (c *Controller) requestStillWanted(ctx context.Context, r *transferv1alpha1.StorageTransferRequest) error {
+	fresh, err := c.cfg.API.TransferV1alpha1().StorageTransferRequests(r.Namespace).Get(ctx, r.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err), err == nil && (fresh.UID != r.UID || fresh.DeletionTimestamp != nil):
+		return fmt.Errorf("StorageTransferRequest %s/%s is withdrawn: not deleting its source", r.Namespace, r.Name)
+	case err != nil:
+		return fmt.Errorf("reading StorageTransferRequest %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	return nil
 }

@@ -225,15 +225,13 @@ func finishClaim(o *Observed, src *v1.PersistentVolumeClaim, last Step) Step {
 	rec, pv := o.Request.Status.Record, o.Volume
 	switch {
 	case pv != nil && pv.Spec.PersistentVolumeReclaimPolicy != rec.OriginalReclaimPolicy:
-		s := commit(rec, ActionRestoreReclaimPolicy, "setting the reclaim policy of PersistentVolume %s back to %s", pv.Name, rec.OriginalReclaimPolicy)
-		if last.Phase == transferv1alpha1.PhaseCompleted {
-			return handOver(s)
-		}
+		s := handOver(commit(rec, ActionRestoreReclaimPolicy, "setting the reclaim policy of PersistentVolume %s back to %s", pv.Name, rec.OriginalReclaimPolicy))
 		if rec.Returning {
 			s.Reason, s.Message = ReasonTargetRefused, rec.ReturnMessage+"; giving it back: "+s.Message
 		}
 		return s
-	case last.Phase == transferv1alpha1.PhaseCompleted && !rec.HandedOver:
+	case !rec.HandedOver:
+		// Handed over, or back: from now on its owner owns it.
 		return handOver(commit(rec, ActionNone, "PersistentVolume %s is handed over", rec.VolumeName))
 	case src != nil && slices.Contains(src.Finalizers, Finalizer):
 		return commit(rec, ActionReleaseSource, "removing the finalizer of the deleted PersistentVolumeClaim %s/%s", src.Namespace, src.Name)
@@ -257,6 +255,17 @@ func returnClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 		ref = pv.Spec.ClaimRef
 	}
 	toTarget := ref != nil && ref.UID != "" && ref.Namespace == TargetNamespace(o) && ref.Name == r.Spec.TargetName
+	if rec.HandedOver {
+		// Given back: its owner owns it (and may have deleted it since,
+		// as its policy says); nothing is made again.
+		if s := finishClaim(o, src, returned(o, transferv1alpha1.KindPersistentVolumeClaim)); s.Action != ActionFail {
+			return s
+		}
+		if back != nil && lockedBy(back, r) {
+			return giveBack(rec, ActionUnlockSource, "unlocking PersistentVolumeClaim %s/%s", back.Namespace, back.Name)
+		}
+		return returned(o, transferv1alpha1.KindPersistentVolumeClaim)
+	}
 	switch {
 	case pv == nil:
 		return wait(transferring, ReasonNeedsAttention, "%s; PersistentVolume %s is gone", rec.ReturnMessage, rec.VolumeName)

@@ -336,3 +336,23 @@ func TestNoTargetSnapshotBeforeThePointOfNoReturn(t *testing.T) {
 		t.Errorf("Refused() = %+v, want a %s wait that records nothing", s, ReasonTargetRefused)
 	}
 }
+
+// Given back, the object is its owner's: deleted by them before the
+// transfer ended, it goes as its policy says, and nothing is made again on
+// the deleted data (level-2 explorer, second review).
+func TestAnObjectGivenBackAndDeletedIsNotMadeAgain(t *testing.T) {
+	w := newSnapshotWorld()
+	w.runTo(t, ActionCreateTargetContent)
+	delete(w.o.TargetContent.Annotations, RequestAnnotation) // refused: given back
+	w.runTo(t, ActionRestoreDeletionPolicy)
+	if !w.o.Request.Status.Record.HandedOver {
+		t.Fatal("Restoring the policy of the content given back does not record the hand-back")
+	}
+	// Its owner deletes it: the content goes under Delete, and the backend
+	// snapshot with it.
+	w.o.SourceSnapshot, w.o.ReturnContent = nil, nil
+	got, last := w.run()
+	if slices.Contains(got, ActionCreateReturnContent) || slices.Contains(got, ActionReturnSource) || last.Reason != ReasonReturned {
+		t.Errorf("Actions %v, last %+v; want the return ended, nothing made again", got, last)
+	}
+}

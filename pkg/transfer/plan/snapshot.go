@@ -285,6 +285,14 @@ func returnSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 	mine := func(c *snapv1.VolumeSnapshotContent) bool {
 		return c != nil && ours(c, r) && c.DeletionTimestamp == nil
 	}
+	if rec.HandedOver {
+		// Given back: its owner owns it (and may have deleted it since,
+		// as its policy says); nothing is made again.
+		if back != nil && lockedBy(back, r) {
+			return giveBack(rec, ActionUnlockSource, "unlocking VolumeSnapshot %s/%s", back.Namespace, back.Name)
+		}
+		return returned(o, transferv1alpha1.KindVolumeSnapshot)
+	}
 	switch {
 	case mine(tcontent) && tcontent.Spec.DeletionPolicy != snapv1.VolumeSnapshotContentRetain:
 		return wait(transferring, ReasonNeedsAttention, "%s; VolumeSnapshotContent %s is not Retain, the controller will not delete it nor its VolumeSnapshot", rec.ReturnMessage, tcontent.Name)
@@ -312,7 +320,7 @@ func returnSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 	case string(rcontent.Spec.DeletionPolicy) != rec.OriginalDeletionPolicy:
 		// Also when its owner deleted the snapshot given back: the
 		// content then goes as that policy says.
-		return giveBack(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", rname, rec.OriginalDeletionPolicy)
+		return handOver(giveBack(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", rname, rec.OriginalDeletionPolicy))
 	case back != nil && lockedBy(back, r):
 		return giveBack(rec, ActionUnlockSource, "unlocking VolumeSnapshot %s/%s", back.Namespace, back.Name)
 	}
