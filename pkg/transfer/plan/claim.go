@@ -294,7 +294,7 @@ func returnClaim(o *Observed, src *v1.PersistentVolumeClaim) Step {
 		return wait(transferring, ReasonTargetRefused, "%s; waiting for the deleted PersistentVolumeClaim %s/%s to go", rec.ReturnMessage, src.Namespace, src.Name)
 	case o.SourceClaim != nil && back == nil:
 		return wait(transferring, ReasonNeedsAttention, "%s; a new PersistentVolumeClaim %s/%s exists, so the volume cannot be given back under that name: "+
-			"PersistentVolume %s keeps the data (Retain); a claim with spec.volumeName %s can bind it", rec.ReturnMessage, r.Namespace, r.Spec.Source.Name, pv.Name, pv.Name)
+			"PersistentVolume %s keeps the data (Retain); to bind it to a claim of another name, set its spec.claimRef to that claim, created with spec.volumeName %s", rec.ReturnMessage, r.Namespace, r.Spec.Source.Name, pv.Name, pv.Name)
 	case back == nil:
 		return giveBack(rec, ActionReturnSource, "creating PersistentVolumeClaim %s/%s again, naming PersistentVolume %s", r.Namespace, r.Spec.Source.Name, pv.Name)
 	case ref == nil || ref.UID != back.UID:
