@@ -13,16 +13,18 @@ import (
 const transferName = "storage-transfer-controller"
 
 // transferPermissions is exactly what the controller's ClusterRole grants:
-// list and watch of what its informers read, and the writes of the
-// transfer steps (pkg/transfer/actions.go).
+// list and watch of what its informers read, the writes of the transfer
+// steps (pkg/transfer/actions.go), and the reads afresh before the
+// source's deletion and the target's creation (get: the request, its
+// accept, the source; pkg/transfer/sync.go).
 var transferPermissions = []permission{
-	{"transfer.xns-csi.io", "storagetransferrequests", []string{"list", "watch", "update", "delete"}},
-	{"transfer.xns-csi.io", "storagetransferaccepts", []string{"list", "watch", "delete"}},
+	{"transfer.xns-csi.io", "storagetransferrequests", []string{"get", "list", "watch", "update", "delete"}},
+	{"transfer.xns-csi.io", "storagetransferaccepts", []string{"get", "list", "watch", "delete"}},
 	{"transfer.xns-csi.io", "storagetransferrequests/status", []string{"update"}},
 	{"transfer.xns-csi.io", "storagetransferaccepts/status", []string{"update"}},
-	{"snapshot.storage.k8s.io", "volumesnapshots", []string{"list", "watch", "create", "update", "delete"}},
+	{"snapshot.storage.k8s.io", "volumesnapshots", []string{"get", "list", "watch", "create", "update", "delete"}},
 	{"snapshot.storage.k8s.io", "volumesnapshotcontents", []string{"list", "watch", "create", "update", "delete"}},
-	{"", "persistentvolumeclaims", []string{"list", "watch", "create", "update", "delete"}},
+	{"", "persistentvolumeclaims", []string{"get", "list", "watch", "create", "update", "delete"}},
 	{"", "persistentvolumes", []string{"list", "watch", "update"}},
 	{"", "pods", []string{"list", "watch"}},
 	{"", "events", []string{"create", "patch"}},
