@@ -356,3 +356,21 @@ func TestAnObjectGivenBackAndDeletedIsNotMadeAgain(t *testing.T) {
 		t.Errorf("Actions %v, last %+v; want the return ended, nothing made again", got, last)
 	}
 }
+
+// The hand-back is recorded before the policy is written: a controller
+// that stops in between writes it after its restart (level-2 explorer,
+// snapshot-policy-not-restored).
+func TestTheHandBackIsFinishedAfterACrash(t *testing.T) {
+	w := newSnapshotWorld()
+	w.runTo(t, ActionCreateTargetContent)
+	delete(w.o.TargetContent.Annotations, RequestAnnotation) // refused: given back
+	for s := Next(&w.o); s.Action != ActionRestoreDeletionPolicy; s = Next(&w.o) {
+		w.apply(s)
+	}
+	s := Next(&w.o)
+	w.o.Request.Status.Record = s.Record // recorded; the controller dies before the write
+	_, last := w.run()
+	if c := w.o.ReturnContent; c == nil || string(c.Spec.DeletionPolicy) != "Delete" || last.Reason != ReasonReturned {
+		t.Errorf("Return content %+v, last %+v; want its Delete policy restored after the restart, then ReturnedToSource", c, last)
+	}
+}

@@ -287,7 +287,12 @@ func returnSnapshot(o *Observed, src *snapv1.VolumeSnapshot) Step {
 	}
 	if rec.HandedOver {
 		// Given back: its owner owns it (and may have deleted it since,
-		// as its policy says); nothing is made again.
+		// as its policy says); nothing is made again. The policy's
+		// restoring was recorded before it was written: written again if
+		// the controller stopped in between.
+		if rcontent != nil && rcontent.DeletionTimestamp == nil && string(rcontent.Spec.DeletionPolicy) != rec.OriginalDeletionPolicy {
+			return giveBack(rec, ActionRestoreDeletionPolicy, "setting the deletionPolicy of VolumeSnapshotContent %s to %s", rname, rec.OriginalDeletionPolicy)
+		}
 		if back != nil && lockedBy(back, r) {
 			return giveBack(rec, ActionUnlockSource, "unlocking VolumeSnapshot %s/%s", back.Namespace, back.Name)
 		}
