@@ -56,11 +56,6 @@ const (
 	lockKeyPrefix    = "lock/"
 )
 
-// ReasonLockCollected is the reason of the event told when the lock of a
-// request that no longer exists is removed from its source (Normal, on
-// the claim or snapshot).
-const ReasonLockCollected = "LockCollected"
-
 // waitInterval is how soon a transfer that waits is looked at again even
 // if no event says something changed.
 const waitInterval = 30 * time.Second

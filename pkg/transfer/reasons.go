@@ -11,4 +11,7 @@ const (
 	// ReasonTransferRetired: a completed transfer's request and accept are
 	// being deleted (Normal, on both).
 	ReasonTransferRetired = "TransferRetired"
+	// ReasonLockCollected: the lock of a request that no longer exists
+	// was removed from its source (Normal, on the claim or snapshot).
+	ReasonLockCollected = "LockCollected"
 )
