@@ -1,6 +1,7 @@
 package transfer
 
 import (
+	"context"
 	"slices"
 	"strings"
 
@@ -14,8 +15,10 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 )
 
-// gather reads from the caches everything plan.Next needs for r.
-func (c *Controller) gather(r *transferv1alpha1.StorageTransferRequest) *plan.Observed {
+// gather reads from the caches everything plan.Next needs for r, and the
+// tokens that spec.tokenSecretRef and spec.requestTokenSecretRef name from
+// the API server.
+func (c *Controller) gather(ctx context.Context, r *transferv1alpha1.StorageTransferRequest) (*plan.Observed, error) {
 	objs, _ := c.accepts.GetIndexer().ByIndex(byRequest, r.Namespace+"/"+r.Name)
 	accepts := make([]*transferv1alpha1.StorageTransferAccept, 0, len(objs))
 	for _, o := range objs {
@@ -26,7 +29,11 @@ func (c *Controller) gather(r *transferv1alpha1.StorageTransferRequest) *plan.Ob
 	slices.SortFunc(accepts, func(a, b *transferv1alpha1.StorageTransferAccept) int {
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
-	o := &plan.Observed{Request: r, Match: match.Decide(r, accepts)}
+	tokens, err := c.tokens(ctx, r, accepts)
+	if err != nil {
+		return nil, err
+	}
+	o := &plan.Observed{Request: r, Match: match.DecideWith(r, accepts, tokens)}
 	targetNS := plan.TargetNamespace(o)
 	rec := r.Status.Record
 	switch r.Spec.Source.Kind {
@@ -88,7 +95,7 @@ func (c *Controller) gather(r *transferv1alpha1.StorageTransferRequest) *plan.Ob
 			o.LockHolderExists = len(held) > 0
 		}
 	}
-	return o
+	return o, nil
 }
 
 // getAs returns the object of key in inf's cache, or the zero T.

@@ -28,6 +28,7 @@ import (
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/fake"
+	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 )
 
 // pvcProtection is kube-controller-manager's finalizer on claims.
@@ -329,4 +330,14 @@ func checkNoEventQuotesTheToken(t *testing.T, events []string) {
 			t.Errorf("An event quotes the token: %q", e)
 		}
 	}
+}
+
+// gathered is c.gather(r), failing t on an error.
+func gathered(t *testing.T, c *Controller, r *transferv1alpha1.StorageTransferRequest) *plan.Observed {
+	t.Helper()
+	o, err := c.gather(t.Context(), r)
+	if err != nil {
+		t.Fatalf("gather: %v", err)
+	}
+	return o
 }

@@ -68,7 +68,7 @@ func TestReview2ATargetNameTheDryRunFindsTakenIsNotAdmitted(t *testing.T) {
 	_ = c.snapshots.GetIndexer().Add(src)
 	_ = c.contents.GetIndexer().Add(content)
 	_ = c.contents.GetIndexer().Add(target)
-	if s := plan.Next(c.gather(r)); s.Action != plan.ActionDeleteSource || !s.Admit {
+	if s := plan.Next(gathered(t, c, r)); s.Action != plan.ActionDeleteSource || !s.Admit {
 		t.Fatalf("Setup: Next() = %+v, want DeleteSource, admitted first", s)
 	}
 	if _, err := c.syncRequest(t.Context(), "prod/request-name"); err != nil {

@@ -50,7 +50,7 @@ func TestReviewTheSameWorldGivesTheSameWaitingMessage(t *testing.T) {
 	_ = c.accepts.GetIndexer().Add(a)
 	messages := map[string]bool{}
 	for range 50 {
-		s := plan.Next(c.gather(r))
+		s := plan.Next(gathered(t, c, r))
 		if s.Reason != plan.ReasonSourceInUse {
 			t.Fatalf("Next() = %+v, want a %s wait", s, plan.ReasonSourceInUse)
 		}
@@ -99,7 +99,7 @@ func TestReviewStartingAReturnIsNotAFailedStep(t *testing.T) {
 	_ = c.claims.GetIndexer().Add(src)
 	_ = c.claims.GetIndexer().Add(theirs)
 	_ = c.volumes.GetIndexer().Add(pv)
-	if s := plan.Next(c.gather(r)); s.Action != plan.ActionStartReturn {
+	if s := plan.Next(gathered(t, c, r)); s.Action != plan.ActionStartReturn {
 		t.Fatalf("Setup: Next() = %+v, want StartReturn", s)
 	}
 	if _, err := c.syncRequest(t.Context(), "prod/request-name"); err != nil {

@@ -32,10 +32,13 @@ func (c *Controller) syncRequest(ctx context.Context, key string) (time.Duration
 	}
 	logger := klog.LoggerWithValues(klog.FromContext(ctx), "request", klog.KObj(r))
 	ctx = klog.NewContext(ctx, logger)
-	if r.Spec.Token == "" && r.DeletionTimestamp == nil {
+	if r.Spec.Token == "" && r.Spec.TokenSecretRef == nil && r.DeletionTimestamp == nil {
 		return 0, c.setToken(ctx, r)
 	}
-	o := c.gather(r)
+	o, err := c.gather(ctx, r)
+	if err != nil {
+		return 0, err
+	}
 	if err := c.readSourceAfresh(ctx, o); err != nil {
 		return 0, err
 	}
@@ -480,7 +483,18 @@ func (c *Controller) syncOrphanAccept(ctx context.Context, key string) error {
 	if r := getAs[*transferv1alpha1.StorageTransferRequest](c.requests, a.Spec.SourceNamespace+"/"+a.Spec.RequestName); r != nil {
 		return nil // the request's sync tells it
 	}
-	return c.setAcceptStatus(ctx, a, match.RequestNotFound(a), nil, nil)
+	// An accept whose own Secret cannot be read is told so whether or not
+	// its request exists, as the request's sync tells it: the verdict
+	// says nothing of the source namespace.
+	_, problem, err := c.acceptToken(ctx, a, false)
+	if err != nil {
+		return err
+	}
+	v := match.RequestNotFound(a)
+	if problem != nil {
+		v = *problem
+	}
+	return c.setAcceptStatus(ctx, a, v, nil, nil)
 }
 
 // tell emits an event on obj.

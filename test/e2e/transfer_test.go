@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"maps"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	v1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -46,6 +48,7 @@ func TestE2ETransfer(t *testing.T) {
 	t.Run("Refusals", func(t *testing.T) { testTransferRefusals(t, api, class) })
 	t.Run("CELRules", func(t *testing.T) { testTransferCEL(t, api) })
 	t.Run("ClaimRefusedByAQuota", func(t *testing.T) { testTransferRefusedByQuota(t, api, class) })
+	t.Run("TokensInSecrets", func(t *testing.T) { testTransferTokensInSecrets(t, api, class) })
 	// The crash tests need a controller whose every API write waits for
 	// its client's rate limiter (2 per second), so that the test sees the
 	// record of each step and kills the controller before the step's
@@ -314,6 +317,58 @@ func testTransferRefusedByQuota(t *testing.T, api generated.Interface, class str
 	}
 }
 
+// testTransferTokensInSecrets (issue 23 defect 11): the request and the
+// accept keep the token in Secrets of their namespaces. Until the source
+// namespace binds the controller's token Secrets role, the request is told
+// TokenSecretForbidden; once both namespaces bind it, the claim is
+// transferred with its data, and the request's spec never holds the token.
+func testTransferTokensInSecrets(t *testing.T, api generated.Interface, class string) {
+	ctx := context.Background()
+	s := world.Local
+	src, dst := namespace(t, "xfer-src"), namespace(t, "xfer-dst")
+	createPVC(t, src, "data", class)
+	pv := waitBound(t, src, "data")
+	writeData(t, s, pv, "token in a secret "+src)
+	token := rand.Text() // 26 base32 characters: 130 bits, base64url too
+	for _, ns := range []string{src, dst} {
+		secret := &v1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "transfer-token", Namespace: ns},
+			Type: transferv1alpha1.TokenSecretType, StringData: map[string]string{transferv1alpha1.TokenSecretKey: token}}
+		if _, err := world.Kube.CoreV1().Secrets(ns).Create(ctx, secret, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ref := &transferv1alpha1.TokenSecretReference{Name: "transfer-token"}
+	r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: "move", Namespace: src},
+		Spec: transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: transferv1alpha1.KindPersistentVolumeClaim, Name: "data"},
+			AcceptName: "accept", TargetName: "bar", TokenSecretRef: ref}}
+	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Create(ctx, r, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the request to be told "+match.ReasonTokenSecretForbidden, func(ctx context.Context) bool {
+		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
+		return err == nil && conditionReason(r.Status.Conditions, transferv1alpha1.ConditionMatched) == match.ReasonTokenSecretForbidden
+	})
+	for _, ns := range []string{src, dst} {
+		binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "storage-transfer-token-secrets", Namespace: ns},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: localenv.TransferServiceAccount, Namespace: "default"}},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "storage-transfer-controller-token-secrets"}}
+		if _, err := world.Kube.RbacV1().RoleBindings(ns).Create(ctx, binding, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := &transferv1alpha1.StorageTransferAccept{ObjectMeta: metav1.ObjectMeta{Name: "accept", Namespace: dst},
+		Spec: transferv1alpha1.StorageTransferAcceptSpec{SourceNamespace: src, RequestName: "move", RequestTokenSecretRef: ref}}
+	// The accept's creation wakes the request.
+	if _, err := api.TransferV1alpha1().StorageTransferAccepts(dst).Create(ctx, a, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitTransferGone(t, api, src, dst, nil)
+	moved := waitBound(t, dst, "bar")
+	if got, want := readData(t, s, moved), "token in a secret "+src; got != want {
+		t.Errorf("data %q, want %q", got, want)
+	}
+}
+
 // snapshotHandleOf is the backend snapshot of a ready VolumeSnapshot.
 func snapshotHandleOf(t *testing.T, namespace, name string) string {
 	t.Helper()
@@ -410,6 +465,9 @@ func testTransferCEL(t *testing.T, api generated.Interface) {
 		"secrets added": func(r *transferv1alpha1.StorageTransferRequest) {
 			r.Spec.Secrets = []transferv1alpha1.TransferSecret{{Name: "s", Namespace: src, Type: "t"}}
 		},
+		"token secret added": func(r *transferv1alpha1.StorageTransferRequest) {
+			r.Spec.TokenSecretRef = &transferv1alpha1.TokenSecretReference{Name: "s"}
+		},
 	} {
 		r, err := api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "move", metav1.GetOptions{})
 		if err != nil {
@@ -425,6 +483,30 @@ func testTransferCEL(t *testing.T, api generated.Interface) {
 			AcceptName: "a", TargetName: "b", Token: "short"}}
 	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Create(ctx, short, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
 		t.Errorf("a 5-character token: err = %v, want Invalid", err)
+	}
+	both := short.DeepCopy()
+	both.Name, both.Spec.Token, both.Spec.TokenSecretRef = "both", token, &transferv1alpha1.TokenSecretReference{Name: "s"}
+	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Create(ctx, both, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("a token and a token Secret: err = %v, want Invalid", err)
+	}
+	inSecret := both.DeepCopy()
+	inSecret.Name, inSecret.Spec.Token = "in-secret", ""
+	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Create(ctx, inSecret, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a token Secret: %v", err)
+	}
+	inSecret, _ = api.TransferV1alpha1().StorageTransferRequests(src).Get(ctx, "in-secret", metav1.GetOptions{})
+	inSecret.Spec.TokenSecretRef = &transferv1alpha1.TokenSecretReference{Name: "other"}
+	if _, err := api.TransferV1alpha1().StorageTransferRequests(src).Update(ctx, inSecret, metav1.UpdateOptions{}); !apierrors.IsInvalid(err) {
+		t.Errorf("token Secret changed: err = %v, want Invalid", err)
+	}
+	for what, spec := range map[string]transferv1alpha1.StorageTransferAcceptSpec{
+		"neither token nor Secret": {SourceNamespace: src, RequestName: "move"},
+		"both token and Secret":    {SourceNamespace: src, RequestName: "move", RequestToken: token, RequestTokenSecretRef: &transferv1alpha1.TokenSecretReference{Name: "s"}},
+	} {
+		a := &transferv1alpha1.StorageTransferAccept{ObjectMeta: metav1.ObjectMeta{Name: "bad", Namespace: src}, Spec: spec}
+		if _, err := api.TransferV1alpha1().StorageTransferAccepts(src).Create(ctx, a, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+			t.Errorf("an accept with %s: err = %v, want Invalid", what, err)
+		}
 	}
 	accept(t, api, src, src, "move", token)
 	a, _ := api.TransferV1alpha1().StorageTransferAccepts(src).Get(ctx, "accept", metav1.GetOptions{})

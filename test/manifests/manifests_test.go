@@ -305,6 +305,7 @@ var (
 		"Role default/storage-transfer-controller-leader-election",
 		"RoleBinding default/storage-transfer-controller-leader-election",
 		"Deployment default/storage-transfer-controller",
+		"ClusterRole storage-transfer-controller-token-secrets",
 		"ClusterRole storage-transfer-edit",
 	}
 	// validatorObjects are in deploy/validator.

@@ -37,6 +37,24 @@ func TestTransferRolesGrantExactlyWhatItUses(t *testing.T) {
 		{"transfer.xns-csi.io", "storagetransferrequests", []string{"get", "list", "watch", "create", "delete"}},
 		{"transfer.xns-csi.io", "storagetransferaccepts", []string{"get", "list", "watch", "create", "delete"}},
 	}, "namespace owner")
+	checkGrantsExactly(t, "ClusterRole", transferName+"-token-secrets", []permission{{"", "secrets", []string{"get"}}}, "storage-transfer-controller")
+}
+
+// TestTransferTokenSecretsRoleIsBoundByNoOne: the controller reads Secrets
+// only in the namespaces that bind the role themselves.
+func TestTransferTokenSecretsRoleIsBoundByNoOne(t *testing.T) {
+	for _, m := range loadManifests(t) {
+		switch b := m.obj.(type) {
+		case *rbacv1.ClusterRoleBinding:
+			if b.RoleRef.Name == transferName+"-token-secrets" {
+				t.Errorf("ClusterRoleBinding %s binds the token Secrets role cluster-wide", b.Name)
+			}
+		case *rbacv1.RoleBinding:
+			if b.RoleRef.Name == transferName+"-token-secrets" {
+				t.Errorf("RoleBinding %s/%s binds the token Secrets role", b.Namespace, b.Name)
+			}
+		}
+	}
 }
 
 func TestTransferUserRoleIsAggregatedToAdminAndEditOnly(t *testing.T) {

@@ -40,7 +40,38 @@ const (
 	// ReasonNotExpected: the request offers another kind or target name
 	// than the accept's spec.expect.
 	ReasonNotExpected = "NotExpected"
+	// ReasonTokenSecretNotFound: the Secret that spec.tokenSecretRef (or
+	// the accept's spec.requestTokenSecretRef) names does not exist.
+	ReasonTokenSecretNotFound = "TokenSecretNotFound"
+	// ReasonTokenSecretInvalid: that Secret is not of type
+	// transfer.xns-csi.io/token or holds no valid token.
+	ReasonTokenSecretInvalid = "TokenSecretInvalid"
+	// ReasonTokenSecretForbidden: the controller may not read Secrets in
+	// the namespace.
+	ReasonTokenSecretForbidden = "TokenSecretForbidden"
 )
+
+// Tokens are the tokens a decision compares: the request's and each
+// accept's (by namespace/name), from their specs or read from the
+// Secrets their specs name. A token that could not be read is missing,
+// with a verdict that says why.
+type Tokens struct {
+	Request string
+	// RequestProblem, when set, says why the request has no token.
+	RequestProblem *Verdict
+	Accepts        map[string]string
+	// AcceptProblems say why an accept has no token, by namespace/name.
+	AcceptProblems map[string]Verdict
+}
+
+// SpecTokens are the tokens in the specs of r and accepts.
+func SpecTokens(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alpha1.StorageTransferAccept) Tokens {
+	t := Tokens{Request: r.Spec.Token, Accepts: make(map[string]string, len(accepts))}
+	for _, a := range accepts {
+		t.Accepts[a.Namespace+"/"+a.Name] = a.Spec.RequestToken
+	}
+	return t
+}
 
 // expected reports whether request r offers what accept a's spec.expect
 // agrees to (its kind and target name; the size is checked on the
@@ -90,14 +121,25 @@ type Result struct {
 // already matched (status.acceptUID) keeps its accept: any other is told
 // the request is taken, and if its accept is gone, none matches.
 func Decide(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alpha1.StorageTransferAccept) Result {
+	return DecideWith(r, accepts, SpecTokens(r, accepts))
+}
+
+// DecideWith is Decide with the tokens given: those of specs, or read
+// from the Secrets they name.
+func DecideWith(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alpha1.StorageTransferAccept, tokens Tokens) Result {
 	res := Result{Accepts: map[string]Verdict{}}
 	var matching []*transferv1alpha1.StorageTransferAccept
 	for _, a := range accepts {
 		key := a.Namespace + "/" + a.Name
+		problem, unreadable := tokens.AcceptProblems[key]
 		switch {
 		case a.Spec.SourceNamespace != r.Namespace || a.Spec.RequestName != r.Name:
 			continue // names another request: not ours to tell
-		case !tokenEqual(r.Spec.Token, a.Spec.RequestToken):
+		case unreadable:
+			// The accept's own Secret: telling it says nothing of the
+			// source namespace.
+			res.Accepts[key] = problem
+		case !tokenEqual(tokens.Request, tokens.Accepts[key]):
 			// Told exactly as a request that does not exist: who can
 			// create an accept anywhere learns nothing about the source
 			// namespace without the token (not whether the request exists,
@@ -120,7 +162,9 @@ func Decide(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alp
 		}
 	}
 	switch {
-	case r.Spec.Token == "":
+	case tokens.RequestProblem != nil:
+		res.Request = *tokens.RequestProblem
+	case tokens.Request == "":
 		res.Request = Verdict{Reason: ReasonNoToken, Message: "the controller has not set spec.token yet"}
 	case len(matching) == 1:
 		a := matching[0]

@@ -162,3 +162,38 @@ func TestNoVerdictQuotesTheToken(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestDecideWithTokensFromSecrets: the tokens given, not the specs', are
+// compared, and a token that could not be read is told by its verdict.
+func TestDecideWithTokensFromSecrets(t *testing.T) {
+	r := newRequest(func(r *transferv1alpha1.StorageTransferRequest) { r.Spec.Token = "" })
+	a := newAccept("test", withToken(""))
+	notFound := Verdict{Reason: ReasonTokenSecretNotFound, Message: "Secret test/t does not exist"}
+	for _, tc := range []struct {
+		name          string
+		tokens        Tokens
+		wantRequest   string
+		wantAccept    string
+		wantAcceptSet bool
+	}{
+		{name: "both read", tokens: Tokens{Request: token, Accepts: map[string]string{"test/accept-name": token}},
+			wantRequest: ReasonMatched, wantAccept: ReasonMatched, wantAcceptSet: true},
+		{name: "different tokens", tokens: Tokens{Request: token, Accepts: map[string]string{"test/accept-name": token + "x"}},
+			wantRequest: ReasonWaitingForAccept, wantAccept: ReasonRequestNotFound},
+		{name: "the accept's Secret missing", tokens: Tokens{Request: token, AcceptProblems: map[string]Verdict{"test/accept-name": notFound}},
+			wantRequest: ReasonWaitingForAccept, wantAccept: ReasonTokenSecretNotFound},
+		{name: "the request's Secret missing", tokens: Tokens{RequestProblem: &notFound, Accepts: map[string]string{"test/accept-name": token}},
+			wantRequest: ReasonTokenSecretNotFound, wantAccept: ReasonRequestNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := DecideWith(r, []*transferv1alpha1.StorageTransferAccept{a}, tc.tokens)
+			if res.Request.Reason != tc.wantRequest || res.Accepts["test/accept-name"].Reason != tc.wantAccept || (res.Accept != nil) != tc.wantAcceptSet {
+				t.Errorf("DecideWith() = request %s, accept %s, matched %v; want %s, %s, %v", res.Request.Reason,
+					res.Accepts["test/accept-name"].Reason, res.Accept != nil, tc.wantRequest, tc.wantAccept, tc.wantAcceptSet)
+			}
+			if res.Accept != nil && res.Accept != a {
+				t.Error("The matched accept is not the one given")
+			}
+		})
+	}
+}

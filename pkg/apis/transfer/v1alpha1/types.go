@@ -87,6 +87,8 @@ type StorageTransferRequest struct {
 	// creation, except spec.token, which the controller sets once.
 	// +kubebuilder:validation:XValidation:rule="self.source == oldSelf.source && self.acceptName == oldSelf.acceptName && self.targetName == oldSelf.targetName && has(self.secrets) == has(oldSelf.secrets) && (!has(self.secrets) || self.secrets == oldSelf.secrets) && has(self.targetNamespace) == has(oldSelf.targetNamespace) && (!has(self.targetNamespace) || self.targetNamespace == oldSelf.targetNamespace)",message="spec is immutable (except spec.token, set once by the controller): create another StorageTransferRequest"
 	// +kubebuilder:validation:XValidation:rule="!has(oldSelf.token) || (has(self.token) && self.token == oldSelf.token)",message="spec.token is set once and cannot be changed or removed"
+	// +kubebuilder:validation:XValidation:rule="has(self.tokenSecretRef) == has(oldSelf.tokenSecretRef) && (!has(self.tokenSecretRef) || self.tokenSecretRef == oldSelf.tokenSecretRef)",message="spec.tokenSecretRef cannot be added, changed or removed: create another StorageTransferRequest"
+	// +kubebuilder:validation:XValidation:rule="!has(self.token) || !has(self.tokenSecretRef)",message="spec.token and spec.tokenSecretRef exclude each other: the token is either in the spec or in the Secret"
 	Spec StorageTransferRequestSpec `json:"spec"`
 
 	// Status is the progress of the transfer and its write-ahead record.
@@ -136,6 +138,35 @@ type StorageTransferRequestSpec struct {
 	// +kubebuilder:validation:MaxLength=128
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_-]+$`
 	Token string `json:"token,omitempty"`
+	// TokenSecretRef, instead of spec.token, names a Secret of the
+	// request's namespace that holds the token, so that the token is in no
+	// spec (audit logs, backups, GitOps repositories). The controller
+	// reads it (it needs a RoleBinding in the namespace: see
+	// docs/transfer.md); it never writes it. Deleting the Secret or
+	// changing its token withdraws the offer, as deleting the request
+	// does.
+	// +optional
+	TokenSecretRef *TokenSecretReference `json:"tokenSecretRef,omitempty"`
+}
+
+// TokenSecretType is the type a Secret holding a transfer token must
+// have: the controller reads no other Secret, so it cannot be made to
+// compare anything but a token.
+const TokenSecretType = GroupName + "/token"
+
+// TokenSecretKey is the key of the token in a Secret of TokenSecretType.
+const TokenSecretKey = "token"
+
+// TokenSecretReference names a Secret of the referring object's own
+// namespace, of type transfer.xns-csi.io/token, whose key "token" holds
+// a token: 22 to 128 base64url characters (a trailing newline is
+// ignored).
+type TokenSecretReference struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
 }
 
 // TransferSource names the object a request offers.
@@ -332,6 +363,7 @@ type StorageTransferAccept struct {
 	// Spec names the request and quotes its token. It cannot be changed
 	// after creation.
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable: create another StorageTransferAccept"
+	// +kubebuilder:validation:XValidation:rule="has(self.requestToken) != has(self.requestTokenSecretRef)",message="set exactly one of spec.requestToken and spec.requestTokenSecretRef"
 	Spec StorageTransferAcceptSpec `json:"spec"`
 
 	// Status mirrors the progress of the matched request.
@@ -351,10 +383,18 @@ type StorageTransferAcceptSpec struct {
 	// +kubebuilder:validation:MaxLength=253
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	RequestName string `json:"requestName"`
-	// RequestToken is the request's spec.token.
+	// RequestToken is the request's token (its spec.token, or the token
+	// in its spec.tokenSecretRef).
+	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=128
-	RequestToken string `json:"requestToken"`
+	RequestToken string `json:"requestToken,omitempty"`
+	// RequestTokenSecretRef, instead of spec.requestToken, names a Secret
+	// of the accept's namespace that holds the request's token (see the
+	// request's spec.tokenSecretRef). Deleting the Secret or changing its
+	// token withdraws the accept, as deleting the accept does.
+	// +optional
+	RequestTokenSecretRef *TokenSecretReference `json:"requestTokenSecretRef,omitempty"`
 	// DeletionSecretName is a Secret of the accept's namespace that the
 	// transferred VolumeSnapshot's content names as its deletion secret
 	// (the snapshot.storage.kubernetes.io/deletion-secret-* annotations):
