@@ -107,6 +107,9 @@ type Controller struct {
 	// wait is told once, not on every look.
 	mu   sync.Mutex
 	told map[string]string
+	// acceptSecrets is what each accept's sync last read of its token
+	// Secret, by namespace/name (syncAccept).
+	acceptSecrets map[string]acceptSecret
 }
 
 // New wires the controller; nothing runs until Run.
@@ -130,7 +133,8 @@ func New(cfg Config) (*Controller, error) {
 		clock: cfg.Clock,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "transfers"}),
-		told: map[string]string{},
+		told:          map[string]string{},
+		acceptSecrets: map[string]acceptSecret{},
 	}
 	c.requests = c.api.Transfer().V1alpha1().StorageTransferRequests().Informer()
 	c.accepts = c.api.Transfer().V1alpha1().StorageTransferAccepts().Informer()
@@ -240,7 +244,7 @@ func (c *Controller) processNext(ctx context.Context) bool {
 	case strings.HasPrefix(key, requestKeyPrefix):
 		after, err = c.syncRequest(ctx, strings.TrimPrefix(key, requestKeyPrefix))
 	case strings.HasPrefix(key, acceptKeyPrefix):
-		err = c.syncOrphanAccept(ctx, strings.TrimPrefix(key, acceptKeyPrefix))
+		after, err = c.syncAccept(ctx, strings.TrimPrefix(key, acceptKeyPrefix))
 	case strings.HasPrefix(key, lockKeyPrefix):
 		err = c.syncLock(ctx, strings.TrimPrefix(key, lockKeyPrefix))
 	}

@@ -417,6 +417,12 @@ func (c *Controller) tellAccepts(ctx context.Context, r *transferv1alpha1.Storag
 			continue
 		}
 		if err := c.setAcceptStatus(ctx, a, v, r, plan.Offer(o)); err != nil {
+			if a != res.Accept {
+				// Another namespace's accept must not hold up the transfer
+				// (e.g. a status the API server refuses).
+				klog.FromContext(ctx).V(2).Info("Could not tell an accept", "accept", klog.KObj(a), "err", err)
+				continue
+			}
 			return err
 		}
 	}
@@ -474,27 +480,44 @@ func (c *Controller) setAcceptStatus(ctx context.Context, a *transferv1alpha1.St
 	return nil
 }
 
-// syncOrphanAccept tells an accept whose request does not exist so.
-func (c *Controller) syncOrphanAccept(ctx context.Context, key string) error {
+// syncAccept tells an accept what is its own to know: whether the Secret
+// its spec.requestTokenSecretRef names serves (read here, every
+// waitInterval until the transfer begins, whether or not its request
+// exists, and kept for the request's sync), and, when its request does
+// not exist, RequestNotFound. The request's sync tells it the rest.
+func (c *Controller) syncAccept(ctx context.Context, key string) (time.Duration, error) {
 	a := getAs[*transferv1alpha1.StorageTransferAccept](c.accepts, key)
-	if a == nil || a.Status.Phase == transferv1alpha1.PhaseCompleted {
-		return nil
+	if a == nil {
+		c.forgetAcceptSecret(key)
+		return 0, nil
 	}
-	if r := getAs[*transferv1alpha1.StorageTransferRequest](c.requests, a.Spec.SourceNamespace+"/"+a.Spec.RequestName); r != nil {
-		return nil // the request's sync tells it
+	switch a.Status.Phase {
+	case transferv1alpha1.PhaseTransferring, transferv1alpha1.PhaseCompleted, transferv1alpha1.PhaseFailed:
+		return 0, nil // its request's transfer began: the request tells it
 	}
-	// An accept whose own Secret cannot be read is told so whether or not
-	// its request exists, as the request's sync tells it: the verdict
-	// says nothing of the source namespace.
-	_, problem, err := c.acceptToken(ctx, a, false)
-	if err != nil {
-		return err
+	var after time.Duration
+	var problem *match.Verdict
+	requestKey := a.Spec.SourceNamespace + "/" + a.Spec.RequestName
+	if a.Spec.RequestTokenSecretRef != nil {
+		read, changed, err := c.readAcceptSecret(ctx, a)
+		if err != nil {
+			return 0, err
+		}
+		problem, after = read.problem, waitInterval
+		if changed {
+			c.queue.Add(requestKeyPrefix + requestKey)
+		}
 	}
+	if r := getAs[*transferv1alpha1.StorageTransferRequest](c.requests, requestKey); r != nil {
+		return after, nil // the request's sync tells it
+	}
+	// Told alike whether or not its request exists: the verdict says
+	// nothing of the source namespace.
 	v := match.RequestNotFound(a)
 	if problem != nil {
 		v = *problem
 	}
-	return c.setAcceptStatus(ctx, a, v, nil, nil)
+	return after, c.setAcceptStatus(ctx, a, v, nil, nil)
 }
 
 // tell emits an event on obj.

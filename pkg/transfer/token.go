@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
@@ -33,24 +34,24 @@ func newToken() (string, error) {
 var tokenPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{22,128}$`)
 
 // secretToken reads the token of the Secret ref names in namespace ns. A
-// Secret that is missing, of another type or without a valid token gives
-// a verdict that says so, never the Secret's content. So does one the
-// controller may not read, unless begun: then the transfer waits (err)
-// rather than take a refused read for a withdrawal.
-func (c *Controller) secretToken(ctx context.Context, ns string, ref *transferv1alpha1.TokenSecretReference, begun bool) (string, *match.Verdict, error) {
+// Secret that is missing, that the controller may not read, of another
+// type or without a valid token gives a verdict that says so, never the
+// Secret's content (nor its type: a tenant's type could be made too long
+// for a condition's message).
+func (c *Controller) secretToken(ctx context.Context, ns string, ref *transferv1alpha1.TokenSecretReference) (string, *match.Verdict, error) {
 	s, err := c.cfg.Kube.CoreV1().Secrets(ns).Get(ctx, ref.Name, metav1.GetOptions{})
 	field := fmt.Sprintf("Secret %s/%s", ns, ref.Name)
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", &match.Verdict{Reason: match.ReasonTokenSecretNotFound, Message: field + " does not exist"}, nil
-	case apierrors.IsForbidden(err) && !begun:
+	case apierrors.IsForbidden(err):
 		return "", &match.Verdict{Reason: match.ReasonTokenSecretForbidden,
 			Message: fmt.Sprintf("the storage-transfer-controller may not read %s: bind the ClusterRole storage-transfer-controller-token-secrets to it in namespace %s (docs/transfer.md)", field, ns)}, nil
 	case err != nil:
 		return "", nil, fmt.Errorf("reading the token of %s: %w", field, err)
 	case s.Type != transferv1alpha1.TokenSecretType:
 		return "", &match.Verdict{Reason: match.ReasonTokenSecretInvalid,
-			Message: fmt.Sprintf("%s is of type %q, not %q", field, s.Type, transferv1alpha1.TokenSecretType)}, nil
+			Message: fmt.Sprintf("%s is not of type %q", field, transferv1alpha1.TokenSecretType)}, nil
 	}
 	token := strings.TrimSuffix(string(s.Data[transferv1alpha1.TokenSecretKey]), "\n")
 	if !tokenPattern.MatchString(token) {
@@ -60,39 +61,78 @@ func (c *Controller) secretToken(ctx context.Context, ns string, ref *transferv1
 	return token, nil, nil
 }
 
-// tokens are the tokens of r and the accepts that name it, read from
-// their specs or the Secrets their specs name.
+// acceptSecret is what an accept's own sync last read of the Secret its
+// spec.requestTokenSecretRef names.
+type acceptSecret struct {
+	uid     types.UID
+	token   string
+	problem *match.Verdict
+}
+
+// tokens are the tokens of r and the accepts that name it. The request's
+// Secret is read now, until its transfer begins. An accept's Secret is
+// read by the accept's own sync only, on its own schedule (syncAccept),
+// and taken here as that sync last read it: how soon an accept's verdict
+// follows a change of its Secret does not depend on whether the request
+// it names exists. Once the transfer has begun (or ended), no Secret is
+// read: the transfer keeps the accept it matched (match.Tokens.Pinned),
+// and a withdrawal is the deletion of the request or the accept, as with
+// tokens in specs, which cannot change.
 func (c *Controller) tokens(ctx context.Context, r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alpha1.StorageTransferAccept) (match.Tokens, error) {
 	t := match.SpecTokens(r, accepts)
-	begun := r.Status.Record != nil
+	if r.Status.Record != nil || r.Status.Phase == transferv1alpha1.PhaseCompleted || r.Status.Phase == transferv1alpha1.PhaseFailed {
+		t.Pinned = true
+		return t, nil
+	}
 	if ref := r.Spec.TokenSecretRef; ref != nil {
 		var err error
-		if t.Request, t.RequestProblem, err = c.secretToken(ctx, r.Namespace, ref, begun); err != nil {
+		if t.Request, t.RequestProblem, err = c.secretToken(ctx, r.Namespace, ref); err != nil {
 			return t, err
 		}
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, a := range accepts {
-		token, problem, err := c.acceptToken(ctx, a, begun && string(a.UID) == r.Status.AcceptUID)
-		if err != nil {
-			return t, err
+		if a.Spec.RequestTokenSecretRef == nil {
+			continue
 		}
 		key := a.Namespace + "/" + a.Name
-		t.Accepts[key] = token
-		if problem != nil {
-			if t.AcceptProblems == nil {
-				t.AcceptProblems = map[string]match.Verdict{}
-			}
-			t.AcceptProblems[key] = *problem
+		read, ok := c.acceptSecrets[key]
+		switch {
+		case !ok || read.uid != a.UID:
+			// Not read yet: neither matched nor told, until its sync has
+			// read it (and queues this request).
+			t.Unread = append(t.Unread, key)
+		case read.problem != nil:
+			t.AcceptProblems[key] = *read.problem
+		default:
+			t.Accepts[key] = read.token
 		}
 	}
 	return t, nil
 }
 
-// acceptToken is the token a quotes: its spec.requestToken or the token
-// in the Secret its spec.requestTokenSecretRef names.
-func (c *Controller) acceptToken(ctx context.Context, a *transferv1alpha1.StorageTransferAccept, begun bool) (string, *match.Verdict, error) {
-	if ref := a.Spec.RequestTokenSecretRef; ref != nil {
-		return c.secretToken(ctx, a.Namespace, ref, begun)
+// readAcceptSecret reads the Secret a's spec.requestTokenSecretRef names
+// and keeps what it read for the request's sync; it reports whether that
+// changed.
+func (c *Controller) readAcceptSecret(ctx context.Context, a *transferv1alpha1.StorageTransferAccept) (acceptSecret, bool, error) {
+	token, problem, err := c.secretToken(ctx, a.Namespace, a.Spec.RequestTokenSecretRef)
+	if err != nil {
+		return acceptSecret{}, false, err
 	}
-	return a.Spec.RequestToken, nil, nil
+	read := acceptSecret{uid: a.UID, token: token, problem: problem}
+	key := a.Namespace + "/" + a.Name
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old, ok := c.acceptSecrets[key]
+	c.acceptSecrets[key] = read
+	return read, !ok || old.uid != read.uid || old.token != read.token || (old.problem == nil) != (problem == nil) ||
+		old.problem != nil && *old.problem != *problem, nil
+}
+
+// forgetAcceptSecret drops what was read for the accept namespace/name.
+func (c *Controller) forgetAcceptSecret(key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.acceptSecrets, key)
 }

@@ -205,21 +205,17 @@ func TestDeletingTheTokenSecretWithdrawsTheOffer(t *testing.T) {
 	}
 }
 
-// TestAnUnreadableSecretOfABegunTransferIsNoWithdrawal (issue 23 defect
-// 11): once a transfer has begun, a refused read of a token Secret (a
-// RoleBinding removed) makes the transfer wait: it is not taken for the
-// token's withdrawal, which would roll back or give back the object.
-func TestAnUnreadableSecretOfABegunTransferIsNoWithdrawal(t *testing.T) {
+// TestAForbiddenTokenSecretIsAVerdict (issue 23 defect 11): a Secret the
+// controller may not read is told as such, naming the role to bind.
+func TestAForbiddenTokenSecretIsAVerdict(t *testing.T) {
 	forbidden := apierrors.NewForbidden(schema.GroupResource{Resource: "secrets"}, "transfer-token", nil)
 	c := unstarted(t, nil, []runtime.Object{}...)
 	c.cfg.Kube.(interface {
 		PrependReactor(verb, resource string, reaction clienttesting.ReactionFunc)
 	}).PrependReactor("get", "secrets", func(clienttesting.Action) (bool, runtime.Object, error) { return true, nil, forbidden })
 	ref := &transferv1alpha1.TokenSecretReference{Name: "transfer-token"}
-	if _, v, err := c.secretToken(t.Context(), "prod", ref, false); err != nil || v == nil || v.Reason != match.ReasonTokenSecretForbidden {
-		t.Errorf("Before the transfer began: verdict %+v, err %v; want %s", v, err, match.ReasonTokenSecretForbidden)
-	}
-	if _, v, err := c.secretToken(t.Context(), "prod", ref, true); err == nil || v != nil {
-		t.Errorf("After the transfer began: verdict %+v, err %v; want an error (the transfer waits)", v, err)
+	if _, v, err := c.secretToken(t.Context(), "prod", ref); err != nil || v == nil || v.Reason != match.ReasonTokenSecretForbidden ||
+		!strings.Contains(v.Message, "storage-transfer-controller-token-secrets") {
+		t.Errorf("Verdict %+v, err %v; want %s naming the ClusterRole to bind", v, err, match.ReasonTokenSecretForbidden)
 	}
 }

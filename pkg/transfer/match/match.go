@@ -7,6 +7,7 @@ package match
 import (
 	"crypto/subtle"
 	"fmt"
+	"slices"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 )
@@ -62,11 +63,18 @@ type Tokens struct {
 	Accepts        map[string]string
 	// AcceptProblems say why an accept has no token, by namespace/name.
 	AcceptProblems map[string]Verdict
+	// Unread are accepts (namespace/name) whose token is not known yet:
+	// neither matched nor told.
+	Unread []string
+	// Pinned: the accept the request is pinned to (status.acceptUID)
+	// matches without a comparison of tokens, as once its transfer has
+	// begun.
+	Pinned bool
 }
 
 // SpecTokens are the tokens in the specs of r and accepts.
 func SpecTokens(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv1alpha1.StorageTransferAccept) Tokens {
-	t := Tokens{Request: r.Spec.Token, Accepts: make(map[string]string, len(accepts))}
+	t := Tokens{Request: r.Spec.Token, Accepts: make(map[string]string, len(accepts)), AcceptProblems: map[string]Verdict{}}
 	for _, a := range accepts {
 		t.Accepts[a.Namespace+"/"+a.Name] = a.Spec.RequestToken
 	}
@@ -132,14 +140,15 @@ func DecideWith(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv
 	for _, a := range accepts {
 		key := a.Namespace + "/" + a.Name
 		problem, unreadable := tokens.AcceptProblems[key]
+		pinned := tokens.Pinned && r.Status.AcceptUID != "" && string(a.UID) == r.Status.AcceptUID
 		switch {
-		case a.Spec.SourceNamespace != r.Namespace || a.Spec.RequestName != r.Name:
-			continue // names another request: not ours to tell
-		case unreadable:
+		case a.Spec.SourceNamespace != r.Namespace || a.Spec.RequestName != r.Name, slices.Contains(tokens.Unread, key):
+			continue // names another request, or not known yet: not ours to tell
+		case unreadable && !pinned:
 			// The accept's own Secret: telling it says nothing of the
 			// source namespace.
 			res.Accepts[key] = problem
-		case !tokenEqual(tokens.Request, tokens.Accepts[key]):
+		case !pinned && !tokenEqual(tokens.Request, tokens.Accepts[key]):
 			// Told exactly as a request that does not exist: who can
 			// create an accept anywhere learns nothing about the source
 			// namespace without the token (not whether the request exists,
@@ -164,7 +173,7 @@ func DecideWith(r *transferv1alpha1.StorageTransferRequest, accepts []*transferv
 	switch {
 	case tokens.RequestProblem != nil:
 		res.Request = *tokens.RequestProblem
-	case tokens.Request == "":
+	case tokens.Request == "" && !tokens.Pinned:
 		res.Request = Verdict{Reason: ReasonNoToken, Message: "the controller has not set spec.token yet"}
 	case len(matching) == 1:
 		a := matching[0]

@@ -142,9 +142,9 @@ type StorageTransferRequestSpec struct {
 	// request's namespace that holds the token, so that the token is in no
 	// spec (audit logs, backups, GitOps repositories). The controller
 	// reads it (it needs a RoleBinding in the namespace: see
-	// docs/transfer.md); it never writes it. Deleting the Secret or
-	// changing its token withdraws the offer, as deleting the request
-	// does.
+	// docs/transfer.md); it never writes it. Until the transfer begins,
+	// deleting the Secret or changing its token withdraws the offer, as
+	// deleting the request does; from then on the Secret is not read.
 	// +optional
 	TokenSecretRef *TokenSecretReference `json:"tokenSecretRef,omitempty"`
 }
@@ -391,8 +391,9 @@ type StorageTransferAcceptSpec struct {
 	RequestToken string `json:"requestToken,omitempty"`
 	// RequestTokenSecretRef, instead of spec.requestToken, names a Secret
 	// of the accept's namespace that holds the request's token (see the
-	// request's spec.tokenSecretRef). Deleting the Secret or changing its
-	// token withdraws the accept, as deleting the accept does.
+	// request's spec.tokenSecretRef). Until the transfer begins, deleting
+	// the Secret or changing its token withdraws the accept, as deleting
+	// the accept does; from then on the Secret is not read.
 	// +optional
 	RequestTokenSecretRef *TokenSecretReference `json:"requestTokenSecretRef,omitempty"`
 	// DeletionSecretName is a Secret of the accept's namespace that the
