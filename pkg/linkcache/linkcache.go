@@ -118,6 +118,10 @@ func (c *Cache) Run(ctx context.Context) { c.api.Run(ctx) }
 // Settled is closed once Run has a first answer; see optionalapi.API.Settled.
 func (c *Cache) Settled() <-chan struct{} { return c.api.Settled() }
 
+// APIStatus reports whether the VolumeSnapshotLink cache can be read, for
+// the sidecar's availability gauges.
+func (c *Cache) APIStatus() []optionalapi.Status { return []optionalapi.Status{c.api.Status()} }
+
 // HandlersSynced reports whether the handlers have been handed the initial
 // list of the current informer: false before the first informer, and again
 // while an informer that replaced a refused or unserved one lists.

@@ -223,6 +223,9 @@ func (a *API) err() error {
 	return a.status.err(a.cfg.Name, a.cfg.Candidates)
 }
 
+// Status reports the API's name and state, for gauges read at each scrape.
+func (a *API) Status() Status { return Status{Name: a.cfg.Name, State: stateOf(a.err())} }
+
 // describe returns the current error for logging.
 func (a *API) describe() string {
 	if err := a.err(); err != nil {

@@ -57,6 +57,9 @@ func TestAbsentAPIBecomesAvailableWithoutRestart(t *testing.T) {
 	if n := synced.calls.Load(); n != 0 {
 		t.Fatalf("OnSynced called %d times before the API is served", n)
 	}
+	if got, want := api.Status(), (Status{Name: "ReferenceGrant", State: StateNotServed}); got != want {
+		t.Errorf("Status() = %+v, want %+v", got, want)
+	}
 
 	disc.serve(v1Grants, v1beta1Grants)
 	waitUntil(t, "the API is available", func() bool { return available(api) })
@@ -67,6 +70,9 @@ func TestAbsentAPIBecomesAvailableWithoutRestart(t *testing.T) {
 	}
 	if c.GroupVersion.Version != "v1" {
 		t.Errorf("Informer() candidate = %s, want v1", c)
+	}
+	if got := api.Status().State; got != StateAvailable {
+		t.Errorf("Status().State = %q once synced, want %q", got, StateAvailable)
 	}
 }
 

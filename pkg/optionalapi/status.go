@@ -22,6 +22,54 @@ var (
 	ErrNotSynced = errors.New("cache not synced yet")
 )
 
+// State says in one word how usable an optional API is: the value of the
+// sidecar's availability gauges (see API.Status). It follows from the error
+// Informer returns.
+type State string
+
+// The states of an optional API.
+const (
+	// StateAvailable: the informer has synced, and the cache is read.
+	StateAvailable State = "available"
+	// StateNotServed: no candidate version is served (ErrNotServed),
+	// usually because the CRD is not installed.
+	StateNotServed State = "not_served"
+	// StateForbidden: the API server refuses the list or watch, or the
+	// sidecar's credentials (ErrForbidden).
+	StateForbidden State = "forbidden"
+	// StateNotSynced: discovery or the informer's first list has not
+	// completed (ErrNotSynced), also while the list fails.
+	StateNotSynced State = "not_synced"
+	// StateFailed: discovery fails, or the informer could not be prepared.
+	StateFailed State = "failed"
+)
+
+// States are every State, in a fixed order.
+var States = []State{StateAvailable, StateNotServed, StateForbidden, StateNotSynced, StateFailed}
+
+// stateOf is the State of an API whose Informer returns err.
+func stateOf(err error) State {
+	switch {
+	case err == nil:
+		return StateAvailable
+	case errors.Is(err, ErrNotServed):
+		return StateNotServed
+	case errors.Is(err, ErrForbidden):
+		return StateForbidden
+	case errors.Is(err, ErrNotSynced):
+		return StateNotSynced
+	default:
+		return StateFailed
+	}
+}
+
+// Status is an optional API's name (Config.Name, e.g. "ReferenceGrant")
+// and state.
+type Status struct {
+	Name  string
+	State State
+}
+
 // status is what Run has learnt about the API so far. Its err method is the
 // pure decision of what to tell the user.
 type status struct {

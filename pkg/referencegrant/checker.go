@@ -108,6 +108,10 @@ func (c *Checker) Run(ctx context.Context) {
 // Settled is closed once Run has a first answer; see optionalapi.API.Settled.
 func (c *Checker) Settled() <-chan struct{} { return c.api.Settled() }
 
+// APIStatus reports whether the ReferenceGrant cache can be read, for the
+// sidecar's availability gauges.
+func (c *Checker) APIStatus() []optionalapi.Status { return []optionalapi.Status{c.api.Status()} }
+
 // Check decides ref from the cache. Until the cache can be used it returns a
 // ReasonUnavailable decision whose message says why (CRD not installed, RBAC
 // missing, not synced yet).

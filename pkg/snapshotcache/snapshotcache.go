@@ -151,6 +151,13 @@ func New(cfg Config) *Cache {
 // optionalapi.API.Settled.
 func (c *Cache) Settled() <-chan struct{} { return c.settled }
 
+// APIStatus reports whether the VolumeSnapshot and the
+// VolumeSnapshotContent caches can be read, for the sidecar's availability
+// gauges. One that is forbidden is read with a GET per object meanwhile.
+func (c *Cache) APIStatus() []optionalapi.Status {
+	return []optionalapi.Status{c.snapshots.Status(), c.contents.Status()}
+}
+
 // Run runs both caches until ctx is done. It never waits for them to sync.
 func (c *Cache) Run(ctx context.Context) {
 	c.runCtx.Store(&ctx)

@@ -56,6 +56,12 @@ func (c *AttributesClasses) Run(ctx context.Context) { c.api.Run(ctx) }
 // Settled is closed once Run has a first answer; see optionalapi.API.Settled.
 func (c *AttributesClasses) Settled() <-chan struct{} { return c.api.Settled() }
 
+// APIStatus reports whether the cache can be read, for the sidecar's
+// availability gauges.
+func (c *AttributesClasses) APIStatus() []optionalapi.Status {
+	return []optionalapi.Status{c.api.Status()}
+}
+
 // Get returns the VolumeAttributesClass name. A class that does not exist
 // is a NotFound error worded as the API server's; while the cache cannot be
 // read, the error says why and wraps optionalapi.ErrNotServed,
@@ -104,6 +110,10 @@ func (a *Attachments) Run(ctx context.Context) { a.api.Run(ctx) }
 
 // Settled is closed once Run has a first answer; see optionalapi.API.Settled.
 func (a *Attachments) Settled() <-chan struct{} { return a.api.Settled() }
+
+// APIStatus reports whether the cache can be read, for the sidecar's
+// availability gauges.
+func (a *Attachments) APIStatus() []optionalapi.Status { return []optionalapi.Status{a.api.Status()} }
 
 // OfVolume returns the VolumeAttachments of the PV named pv. While the cache
 // cannot be read, the error says why.
