@@ -1,6 +1,7 @@
 // Package metrics holds the sidecar's own Prometheus metrics: the
-// cross-namespace counters KEP-3294 names and a provisioning counter broken
-// down by data-source kind, which the KEP lists as missing.
+// cross-namespace counters KEP-3294 names, a provisioning counter broken
+// down by data-source kind, which the KEP lists as missing, and the state
+// gauges an operator alerts on (state.go).
 package metrics
 
 import (
