@@ -19,6 +19,7 @@ package inflight
 
 import (
 	"sync"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"k8s.io/apimachinery/pkg/types"
@@ -46,15 +47,23 @@ type Registry struct {
 	mu       sync.Mutex
 	attempts map[types.UID]*Attempt
 	held     map[types.UID]bool
-	sources  map[datasource.Source]int
-	onEnd    func(datasource.Source)
-	onPark   func(*Attempt)
+	// began is when each attempt began, for the in-flight gauges.
+	began   map[types.UID]time.Time
+	sources map[datasource.Source]int
+	onEnd   func(datasource.Source)
+	onPark  func(*Attempt)
+	now     func() time.Time
 }
 
 // New returns an empty Registry.
 func New() *Registry {
-	return &Registry{attempts: map[types.UID]*Attempt{}, held: map[types.UID]bool{}, sources: map[datasource.Source]int{}}
+	return &Registry{attempts: map[types.UID]*Attempt{}, held: map[types.UID]bool{}, began: map[types.UID]time.Time{},
+		sources: map[datasource.Source]int{}, now: time.Now}
 }
+
+// UseClock sets the clock that times when attempts begin (time.Now by
+// default), e.g. a fake one in tests. Call it before the first Begin.
+func (r *Registry) UseClock(now func() time.Time) { r.now = now }
 
 // OnPark sets a function called with an attempt each time it is parked,
 // e.g. to have it settled if its claim stops qualifying. Call it before
@@ -77,6 +86,7 @@ func (r *Registry) Begin(a *Attempt) {
 	}
 	r.attempts[a.Claim] = a
 	r.held[a.Claim] = true
+	r.began[a.Claim] = r.now()
 	if src := a.Source.Object(); src.Type() != datasource.None {
 		r.sources[src]++
 	}
@@ -135,6 +145,7 @@ func (r *Registry) End(claim types.UID) {
 	if ok {
 		delete(r.attempts, claim)
 		delete(r.held, claim)
+		delete(r.began, claim)
 		released = r.release(a)
 	}
 	r.mu.Unlock()
@@ -148,6 +159,19 @@ func (r *Registry) Uses(src datasource.Source) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.sources[src.Object()] > 0
+}
+
+// EachAttempt calls visit with each attempt in progress: whether it is
+// parked (its outcome unknown, nobody sending it now: the next Take
+// resumes or undoes it) or held (its CreateVolume being sent, or its claim
+// being checked), and when it began. It holds the registry's lock while
+// visiting: visit must not call the registry.
+func (r *Registry) EachAttempt(visit func(parked bool, began time.Time)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for claim := range r.attempts {
+		visit(!r.held[claim], r.began[claim])
+	}
 }
 
 // release drops a's use of its source and returns the source when no

@@ -1,7 +1,10 @@
 package inflight
 
 import (
+	"fmt"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
@@ -78,4 +81,42 @@ func TestAnAttemptIsHeldByOneCallerAtATime(t *testing.T) {
 	if len(parked) != 1 || parked[0] != "a" {
 		t.Errorf("parked %v, want [a]: Leave and End park nothing", parked)
 	}
+}
+
+// visited lists what EachAttempt visits, sorted.
+func visited(r *Registry) []string {
+	var out []string
+	r.EachAttempt(func(parked bool, began time.Time) {
+		out = append(out, fmt.Sprintf("parked=%v began=%s", parked, began.Format(time.TimeOnly)))
+	})
+	slices.Sort(out)
+	return out
+}
+
+// TestEachAttemptSaysWhetherItIsParkedAndWhenItBegan: an attempt is
+// visited from Begin to End; it counts as parked only between Park and the
+// next Take, and keeps the time of its Begin throughout.
+func TestEachAttemptSaysWhetherItIsParkedAndWhenItBegan(t *testing.T) {
+	r := New()
+	now := time.Date(2026, 1, 2, 10, 0, 0, 0, time.UTC)
+	r.UseClock(func() time.Time { return now })
+	check := func(when string, want ...string) {
+		t.Helper()
+		if got := visited(r); !slices.Equal(got, want) {
+			t.Errorf("%s: visited %q, want %q", when, got, want)
+		}
+	}
+
+	r.Begin(&Attempt{Claim: "a"})
+	check("sent", "parked=false began=10:00:00")
+	now = now.Add(time.Minute)
+	r.Park("a")
+	r.Begin(&Attempt{Claim: "b"})
+	check("a's answer lost, b sent", "parked=false began=10:01:00", "parked=true began=10:00:00")
+	now = now.Add(time.Minute)
+	r.Take("a")
+	check("a sent again", "parked=false began=10:00:00", "parked=false began=10:01:00")
+	r.End("a")
+	r.End("b")
+	check("both answered")
 }
