@@ -3,6 +3,7 @@ package provisioner
 import (
 	"context"
 	"sync"
+	"time"
 
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -95,6 +96,27 @@ func (p *Provisioner) requeuedOnChange(last refusal) bool {
 func (p *Provisioner) ForgetClaim(uid types.UID) {
 	p.notices.forget(uid)
 	p.refusals.forget(uid)
+}
+
+// ClaimChanged drops what the provisioner remembers of a claim it will not
+// be asked to provision any more, though it exists: one bound to a volume
+// (by this process, by another, or by hand) or handed to another
+// provisioner. Else a claim refused before that would count as waiting
+// until it is deleted.
+func (p *Provisioner) ClaimChanged(claim *v1.PersistentVolumeClaim) {
+	if claim.Spec.VolumeName != "" || !p.isOurs(claim) {
+		p.ForgetClaim(claim.UID)
+	}
+}
+
+// EachWaitingClaim calls visit with each claim this provisioner refused
+// at its last attempt: the refusal's reason (a claimsource reason), and
+// when the claim's run of refusals began, however its reason changed
+// since. A claim leaves it when an attempt ends otherwise, or through
+// ForgetClaim and ClaimChanged. It holds a lock while visiting: visit must
+// not call the provisioner.
+func (p *Provisioner) EachWaitingClaim(visit func(reason string, since time.Time)) {
+	p.refusals.eachWaiting(visit)
 }
 
 // isOurs reports whether the PV controller handed the claim to this

@@ -32,9 +32,24 @@ import (
 //
 // The decision itself is never held back: it is made again from the
 // caches every time the claim is re-queued.
+//
+// It also remembers, for the gauges of waiting claims (EachWaitingClaim),
+// every claim whose last attempt was refused, whatever the reason, and
+// since when: the first of the refusals in a row, its reason changing or
+// not. Any other outcome (provisioned, failed otherwise) ends the wait, as
+// does the claim's deletion, binding or handing to another provisioner
+// (ForgetClaim, ClaimChanged).
 type refusals struct {
-	mu   sync.Mutex
-	last map[types.UID]refusal
+	mu      sync.Mutex
+	last    map[types.UID]refusal
+	waiting map[types.UID]waiting
+}
+
+// waiting is a claim's current refusal and the start of its run of
+// refusals.
+type waiting struct {
+	reason string
+	since  time.Time
 }
 
 // The pacing of changed refusals: an interval that doubles per refusal
@@ -58,11 +73,18 @@ type refusal struct {
 // note remembers the refusal err is, told at now, for a claim provisioned
 // with the StorageClass className, or forgets the claim's refusal when err
 // is not a refusal that waits for a change of the claim's source objects.
+// The claim waits while err is a refusal of any reason.
 func (r *refusals) note(uid types.UID, className string, err error, now time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var refused *RefusedError
-	if !errors.As(err, &refused) || !waitsForSource(claimsource.Reason(refused.Reason)) {
+	if !errors.As(err, &refused) {
+		delete(r.last, uid)
+		delete(r.waiting, uid)
+		return
+	}
+	r.wait(uid, refused.Reason, now)
+	if !waitsForSource(claimsource.Reason(refused.Reason)) {
 		delete(r.last, uid)
 		return
 	}
@@ -85,6 +107,31 @@ func (r *refusals) forget(uid types.UID) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.last, uid)
+	delete(r.waiting, uid)
+}
+
+// wait records the claim as refused for reason, waiting since now, or
+// since its earlier refusal if its last attempt was refused too. Call with
+// r locked.
+func (r *refusals) wait(uid types.UID, reason string, now time.Time) {
+	if r.waiting == nil {
+		r.waiting = map[types.UID]waiting{}
+	}
+	since := now
+	if earlier, ok := r.waiting[uid]; ok {
+		since = earlier.since
+	}
+	r.waiting[uid] = waiting{reason: reason, since: since}
+}
+
+// eachWaiting calls visit with the reason and start of each claim's wait,
+// under the lock.
+func (r *refusals) eachWaiting(visit func(reason string, since time.Time)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, w := range r.waiting {
+		visit(w.reason, w.since)
+	}
 }
 
 // repeats reports whether verdict is the same refusal.

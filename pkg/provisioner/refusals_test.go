@@ -77,3 +77,28 @@ func TestChangedRefusalsArePaced(t *testing.T) {
 		t.Errorf("intervals between refusals told = %v, want %v", waits, want)
 	}
 }
+
+// TestEveryRefusalCountsAsWaiting: a claim waits, for the gauges, from
+// its first refusal in a row whatever the reasons, also those that are not
+// paced (a cache that cannot be read), until an attempt ends otherwise.
+func TestEveryRefusalCountsAsWaiting(t *testing.T) {
+	var r refusals
+	start := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	waiting := func() []string {
+		var out []string
+		r.eachWaiting(func(reason string, since time.Time) { out = append(out, reason+" since "+since.Format(time.TimeOnly)) })
+		return out
+	}
+	r.note("uid", "fast", &RefusedError{Reason: string(claimsource.ReasonGrantUnavailable)}, start)
+	if _, paced := r.get("uid"); paced {
+		t.Error("a refusal of an unreadable cache is paced")
+	}
+	r.note("uid", "fast", &RefusedError{Reason: string(claimsource.ReasonGrantMissing)}, start.Add(time.Minute))
+	if got, want := waiting(), []string{"ReferenceGrantMissing since 00:00:00"}; !slices.Equal(got, want) {
+		t.Errorf("waiting = %q, want %q", got, want)
+	}
+	r.note("uid", "fast", errors.New("CSI CreateVolume: unavailable"), start.Add(2*time.Minute))
+	if got := waiting(); len(got) != 0 {
+		t.Errorf("waiting = %q after an attempt that was not refused, want nothing", got)
+	}
+}
