@@ -130,10 +130,17 @@ func (p *Protector) enqueueClaim(obj any, sourceChanged bool) {
 // followed.
 func (p *Protector) queueProtected(obj metav1.Object, target datasource.Source) {
 	for _, use := range target.Uses() {
-		if hasFinalizer(obj, use.Finalizer()) && (!use.ThroughLink || p.cfg.Links != nil) {
+		if p.releases(obj, use) {
 			p.queue.Add(use)
 		}
 	}
+}
+
+// releases reports whether obj carries the finalizer of use and this
+// protector takes it off when unused: the links' only when links are
+// followed.
+func (p *Protector) releases(obj metav1.Object, use datasource.Source) bool {
+	return hasFinalizer(obj, use.Finalizer()) && (!use.ThroughLink || p.cfg.Links != nil)
 }
 
 func unwrap(obj any) any {

@@ -86,7 +86,8 @@ type Config struct {
 	// Links, when set (--cross-namespace-snapshot), finds the claims that
 	// restore a snapshot through VolumeSnapshotLinks.
 	Links LinkIndex
-	// SnapshotList lists the cached snapshots, for LinksSynced; with Links.
+	// SnapshotList lists the cached snapshots, for LinksSynced (with Links)
+	// and EachHeld.
 	SnapshotList SnapshotLister
 	// Synced reports whether the caches in use decisions read (claims,
 	// volumes) have synced. Nothing is released before they have: an
