@@ -60,7 +60,7 @@ type buildConfig struct {
 	provisionMetrics                                   *libmetrics.Metrics
 	// capacityKube writes CSIStorageCapacity objects (--enable-capacity),
 	// with the --kube-api-capacity-* rate limit; registerer gets the
-	// capacity controller's metrics (none when nil).
+	// capacity controller's metrics and the state gauges (none when nil).
 	capacityKube kubernetes.Interface
 	registerer   prometheus.Registerer
 	// kubeDiscovery finds out whether the optional storage.k8s.io/v1 APIs
@@ -177,9 +177,9 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	protection := sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
 		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		VolumeName: volumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced},
-		Linger: cmp.Or(cfg.sourceLinger, sourceProtectionLinger), Holder: holder}
+		Linger: cmp.Or(cfg.sourceLinger, sourceProtectionLinger), Holder: holder, SnapshotList: snapshots}
 	if links != nil {
-		policy.Links, protection.Links, protection.SnapshotList = links, links, snapshots
+		policy.Links, protection.Links = links, links
 		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})
 		links.AddHandler(linkStatus.LinkHandler())
 		links.AddHandler(order.LinkHandler()) // a restore through a link is as new as the link
@@ -219,7 +219,7 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 		return nil, nil, err
 	}
 	order.Delivering(&v1.PersistentVolumeClaim{}, claimsSeen.HasSynced)
-	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDeleted(prov),
+	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDone(prov),
 		settle.ClaimHandler()} {
 		if _, err := f.claims.AddEventHandler(h); err != nil {
 			return nil, nil, err
@@ -238,6 +238,11 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	if err != nil {
 		return nil, nil, err
 	}
+	apis := append([]metrics.OptionalAPIs{snapshots, grants}, storage.apis()...)
+	if links != nil {
+		apis = append(apis, links)
+	}
+	state := metrics.NewState(metrics.StateSources{Claims: prov, Attempts: attempts, Sources: protector, APIs: apis})
 
 	pc := controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name,
 		withCapacityRefresh(withNodeChecks(prov, node, attempts), capacities),
@@ -245,6 +250,16 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	ready := &readiness{}
 	run := func(ctx context.Context) {
 		logger := klog.FromContext(ctx)
+		// The state gauges are exported while this replica provisions: a
+		// standby runs no caches, and would show every optional API
+		// unavailable.
+		if cfg.registerer != nil {
+			if err := cfg.registerer.Register(state); err != nil {
+				logger.Error(err, "Cannot export the state gauges")
+			} else {
+				defer cfg.registerer.Unregister(state)
+			}
+		}
 		factory.Start(ctx.Done())
 		// The controller's workers join wg too, so run returns (and a
 		// leader releases its Lease) only once they have finished.
@@ -403,7 +418,18 @@ func (c storageCaches) attachmentLister() provisioner.Attachments {
 	return c.attachments
 }
 
-// runners are the Run functions of the caches there are.
+// apis are the caches there are, for the availability gauges.
+func (c storageCaches) apis() []metrics.OptionalAPIs {
+	var out []metrics.OptionalAPIs
+	if c.attributesClasses != nil {
+		out = append(out, c.attributesClasses)
+	}
+	if c.attachments != nil {
+		out = append(out, c.attachments)
+	}
+	return out
+}
+
 // settled are the Settled channels of the caches there are.
 func (c storageCaches) settled() []<-chan struct{} {
 	var out []<-chan struct{}
@@ -416,6 +442,7 @@ func (c storageCaches) settled() []<-chan struct{} {
 	return out
 }
 
+// runners are the Run functions of the caches there are.
 func (c storageCaches) runners() []func(context.Context) {
 	var out []func(context.Context)
 	if c.attributesClasses != nil {
@@ -427,16 +454,23 @@ func (c storageCaches) runners() []func(context.Context) {
 	return out
 }
 
-// forgetDeleted lets the provisioner drop state of deleted claims.
-func forgetDeleted(p *provisioner.Provisioner) cache.ResourceEventHandler {
-	return cache.ResourceEventHandlerFuncs{DeleteFunc: func(obj any) {
-		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = tomb.Obj
-		}
-		if claim, ok := obj.(*v1.PersistentVolumeClaim); ok {
-			p.ForgetClaim(claim.UID)
-		}
-	}}
+// forgetDone lets the provisioner drop state of deleted claims, and of
+// claims bound or handed to another provisioner.
+func forgetDone(p *provisioner.Provisioner) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		UpdateFunc: func(_, obj any) {
+			if claim, ok := obj.(*v1.PersistentVolumeClaim); ok {
+				p.ClaimChanged(claim)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if claim, ok := obj.(*v1.PersistentVolumeClaim); ok {
+				p.ForgetClaim(claim.UID)
+			}
+		}}
 }
 
 // volumesSaved tells the provisioner which PVs the cache shows, so it

@@ -110,15 +110,7 @@ func Run(ctx context.Context, opts *Options) error {
 
 	var mux *http.ServeMux
 	if addr := opts.HTTPAddress(); addr != "" {
-		mux = http.NewServeMux()
-		csiMetrics.WithAdditionalRegistry(registry)
-		csiMetrics.WithAdditionalRegistry(legacyGatherer())
-		csiMetrics.RegisterToServer(mux, opts.MetricsPath)
-		if opts.EnablePprof {
-			csiMetrics.RegisterPprofToServer(mux)
-		}
-		mux.Handle("/readyz", ready)
-		mux.Handle("/healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+		mux = newMux(opts, csiMetrics, registry, ready)
 		if _, err := httpendpoint.Serve(ctx, addr, mux); err != nil {
 			return err
 		}
@@ -132,6 +124,23 @@ func Run(ctx context.Context, opts *Options) error {
 	// leader is /healthz/leader-election.
 	ready.set()
 	return runAsLeader(ctx, opts, config, identity.name, mux, run)
+}
+
+// newMux returns the HTTP endpoint's handlers: at --metrics-path the CSI
+// call metrics of csiMetrics, those of registry and those component-base
+// registers globally (legacyGatherer); the profiler with --enable-pprof;
+// /readyz (ready) and /healthz. Leader election adds its own check.
+func newMux(opts *Options, csiMetrics csimetrics.CSIMetricsManager, registry prometheus.Gatherer, ready http.Handler) *http.ServeMux {
+	mux := http.NewServeMux()
+	csiMetrics.WithAdditionalRegistry(registry)
+	csiMetrics.WithAdditionalRegistry(legacyGatherer())
+	csiMetrics.RegisterToServer(mux, opts.MetricsPath)
+	if opts.EnablePprof {
+		csiMetrics.RegisterPprofToServer(mux)
+	}
+	mux.Handle("/readyz", ready)
+	mux.Handle("/healthz", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	return mux
 }
 
 // runAsLeader runs run while this replica holds the Lease named after the
