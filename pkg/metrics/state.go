@@ -8,7 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge"
 )
 
 // The state gauges: what is wrong now, where the counters say what
@@ -56,16 +56,11 @@ var (
 			"When high: a claim restoring or cloning from it is stuck (see csi_provisioner_inflight_create_volumes), "+
 			"or the sidecar may not remove the finalizer (its log says \"Cannot release data source\").",
 		[]string{"kind"}, nil)
-	apiAvailableDesc = prometheus.NewDesc("csi_provisioner_optional_api_available",
-		"1 when the optional API's cache (ReferenceGrant, VolumeSnapshot, VolumeSnapshotContent, VolumeSnapshotLink, "+
-			"VolumeAttributesClass, VolumeAttachment) is served and synced, 0 otherwise. "+
-			"At 0, claims that need it are refused or retried: csi_provisioner_optional_api_state says why.",
-		[]string{"api"}, nil)
-	apiStateDesc = prometheus.NewDesc("csi_provisioner_optional_api_state",
-		"1 for the optional API's current state, 0 for the others: available, not_served (install its CRD), "+
-			"forbidden (grant the sidecar's RBAC get, list and watch on it), not_synced (its first list has not completed: "+
-			"the API server is slow or unreachable), failed (discovery fails; see the sidecar's log).",
-		[]string{"api", "state"}, nil)
+	// apis are csi_provisioner_optional_api_available and
+	// csi_provisioner_optional_api_state.
+	apis = stategauge.NewAPIs(stategauge.APIsConfig{Prefix: "csi_provisioner", Component: "sidecar",
+		Names:  "ReferenceGrant, VolumeSnapshot, VolumeSnapshotContent, VolumeSnapshotLink, VolumeAttributesClass, VolumeAttachment",
+		AtZero: "claims that need it are refused or retried"})
 )
 
 // The state label of in-flight calls.
@@ -94,9 +89,7 @@ type HeldSources interface {
 
 // OptionalAPIs are caches of optional APIs (referencegrant.Checker,
 // snapshotcache.Cache, linkcache.Cache, storagecache's).
-type OptionalAPIs interface {
-	APIStatus() []optionalapi.Status
-}
+type OptionalAPIs = stategauge.APIReporter
 
 // StateSources are what the state gauges read; a nil one exports nothing.
 type StateSources struct {
@@ -147,41 +140,37 @@ type seenHeld struct {
 // Describe implements prometheus.Collector.
 func (c *stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{waitingDesc, waitingOldestDesc, inFlightDesc, inFlightOldestDesc, protectedDesc,
-		protectedOldestDesc, deletionWaitingDesc, deletionWaitingOldestDesc, apiAvailableDesc, apiStateDesc} {
+		protectedOldestDesc, deletionWaitingDesc, deletionWaitingOldestDesc} {
 		ch <- d
 	}
+	apis.Describe(ch)
 }
 
 // Collect implements prometheus.Collector.
 func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	now := c.src.Now()
 	if c.src.Claims != nil {
-		waiting := cohorts{}
-		c.src.Claims.EachWaitingClaim(waiting.add)
-		waiting.emit(ch, now, waitingDesc, waitingOldestDesc)
+		waiting := stategauge.Cohorts{}
+		c.src.Claims.EachWaitingClaim(func(reason string, since time.Time) { waiting.Add(since, reason) })
+		waiting.Emit(ch, now, waitingDesc, waitingOldestDesc)
 	}
 	if c.src.Attempts != nil {
-		attempts := cohorts{stateRunning: {}, stateParked: {}}
+		attempts := stategauge.Cohorts{}
+		attempts.Ensure(stateRunning)
+		attempts.Ensure(stateParked)
 		c.src.Attempts.EachAttempt(func(parked bool, began time.Time) {
 			state := stateRunning
 			if parked {
 				state = stateParked
 			}
-			attempts.add(state, began)
+			attempts.Add(began, state)
 		})
-		attempts.emit(ch, now, inFlightDesc, inFlightOldestDesc)
+		attempts.Emit(ch, now, inFlightDesc, inFlightOldestDesc)
 	}
 	if c.src.Sources != nil {
 		c.collectHeld(ch, now)
 	}
-	for _, apis := range c.src.APIs {
-		for _, s := range apis.APIStatus() {
-			ch <- gauge(apiAvailableDesc, boolValue(s.State == optionalapi.StateAvailable), s.Name)
-			for _, state := range optionalapi.States {
-				ch <- gauge(apiStateDesc, boolValue(s.State == state), s.Name, string(state))
-			}
-		}
-	}
+	apis.Collect(ch, c.src.APIs)
 }
 
 // collectHeld emits the gauges of the held sources, and remembers since
@@ -189,7 +178,7 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 func (c *stateCollector) collectHeld(ch chan<- prometheus.Metric, now time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	held, deleting := cohorts{}, cohorts{}
+	held, deleting := stategauge.Cohorts{}, stategauge.Cohorts{}
 	seen := make(map[types.UID]seenHeld, len(c.seen))
 	read := c.src.Sources.EachHeld(func(kind string, obj metav1.Object) {
 		s, ok := c.seen[obj.GetUID()]
@@ -197,16 +186,16 @@ func (c *stateCollector) collectHeld(ch chan<- prometheus.Metric, now time.Time)
 			s = seenHeld{kind: kind, since: now}
 		}
 		seen[obj.GetUID()] = s
-		held.add(kind, s.since)
+		held.Add(s.since, kind)
 		if deletion := obj.GetDeletionTimestamp(); deletion != nil {
-			deleting.add(kind, deletion.Time)
+			deleting.Add(deletion.Time, kind)
 		}
 	})
 	readable := map[string]bool{}
 	for _, kind := range read {
 		readable[kind] = true
-		held.ensure(kind)
-		deleting.ensure(kind)
+		held.Ensure(kind)
+		deleting.Ensure(kind)
 	}
 	// A kind that could not be read this time keeps its sources' times.
 	for uid, s := range c.seen {
@@ -215,53 +204,6 @@ func (c *stateCollector) collectHeld(ch chan<- prometheus.Metric, now time.Time)
 		}
 	}
 	c.seen = seen
-	held.emit(ch, now, protectedDesc, protectedOldestDesc)
-	deleting.emit(ch, now, deletionWaitingDesc, deletionWaitingOldestDesc)
-}
-
-// cohorts counts things by label value, with the start of the oldest.
-type cohorts map[string]*cohort
-
-type cohort struct {
-	count  int
-	oldest time.Time
-}
-
-func (cs cohorts) ensure(label string) *cohort {
-	c, ok := cs[label]
-	if !ok {
-		c = &cohort{}
-		cs[label] = c
-	}
-	return c
-}
-
-func (cs cohorts) add(label string, since time.Time) {
-	c := cs.ensure(label)
-	if c.count == 0 || since.Before(c.oldest) {
-		c.oldest = since
-	}
-	c.count++
-}
-
-// emit sends each label's count, and the age of its oldest when there is
-// one (never negative: a deletion timestamp is the API server's clock).
-func (cs cohorts) emit(ch chan<- prometheus.Metric, now time.Time, count, oldest *prometheus.Desc) {
-	for label, c := range cs {
-		ch <- gauge(count, float64(c.count), label)
-		if c.count > 0 {
-			ch <- gauge(oldest, max(now.Sub(c.oldest).Seconds(), 0), label)
-		}
-	}
-}
-
-func gauge(desc *prometheus.Desc, value float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(desc, prometheus.GaugeValue, value, labels...)
-}
-
-func boolValue(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
+	held.Emit(ch, now, protectedDesc, protectedOldestDesc)
+	deleting.Emit(ch, now, deletionWaitingDesc, deletionWaitingOldestDesc)
 }

@@ -2,7 +2,6 @@ package metrics
 
 import (
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,8 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/metrics/metricstest"
 	"github.com/xns-csi/csi-provisioner/pkg/optionalapi"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge/metricstest"
 )
 
 // now is the fake clock of the state tests.
@@ -89,33 +88,25 @@ func collect(t *testing.T, src StateSources, names ...string) []string {
 	return metricstest.Collect(t, NewState(src), names...)
 }
 
-func expect(t *testing.T, got []string, want ...string) {
-	t.Helper()
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		t.Errorf("series:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
-	}
-}
-
 func TestWaitingClaimsAreCountedByReasonWithTheAgeOfTheOldest(t *testing.T) {
 	claims := fakeClaims{{"ReferenceGrantMissing", ago(90 * time.Second)}, {"ReferenceGrantMissing", ago(30 * time.Second)},
 		{"SnapshotNotReady", ago(10 * time.Second)}}
-	expect(t, collect(t, StateSources{Claims: claims}),
+	metricstest.Expect(t, collect(t, StateSources{Claims: claims}),
 		`csi_provisioner_waiting_claims{reason="ReferenceGrantMissing"} 2`,
 		`csi_provisioner_waiting_claims_oldest_seconds{reason="ReferenceGrantMissing"} 90`,
 		`csi_provisioner_waiting_claims{reason="SnapshotNotReady"} 1`,
 		`csi_provisioner_waiting_claims_oldest_seconds{reason="SnapshotNotReady"} 10`)
-	expect(t, collect(t, StateSources{Claims: fakeClaims{}})) // no reason is a series while no claim waits for it
+	metricstest.Expect(t, collect(t, StateSources{Claims: fakeClaims{}})) // no reason is a series while no claim waits for it
 }
 
 func TestInFlightCallsAreCountedByStateWithTheAgeOfTheOldest(t *testing.T) {
 	attempts := fakeAttempts{{false, ago(2 * time.Second)}, {true, ago(20 * time.Minute)}, {true, ago(5 * time.Minute)}}
-	expect(t, collect(t, StateSources{Attempts: attempts}),
+	metricstest.Expect(t, collect(t, StateSources{Attempts: attempts}),
 		`csi_provisioner_inflight_create_volumes{state="parked"} 2`,
 		`csi_provisioner_inflight_create_volumes_oldest_seconds{state="parked"} 1200`,
 		`csi_provisioner_inflight_create_volumes{state="running"} 1`,
 		`csi_provisioner_inflight_create_volumes_oldest_seconds{state="running"} 2`)
-	expect(t, collect(t, StateSources{Attempts: fakeAttempts{}}),
+	metricstest.Expect(t, collect(t, StateSources{Attempts: fakeAttempts{}}),
 		`csi_provisioner_inflight_create_volumes{state="parked"} 0`,
 		`csi_provisioner_inflight_create_volumes{state="running"} 0`)
 }
@@ -131,7 +122,7 @@ func TestHeldSourcesAgeFromWhenFirstSeenAndTheirDeletionRequest(t *testing.T) {
 	c := NewState(StateSources{Sources: sources, Now: func() time.Time { return clock }})
 	scrape := func() []string { return metricstest.Collect(t, c) }
 
-	expect(t, scrape(),
+	metricstest.Expect(t, scrape(),
 		`csi_provisioner_protected_sources{kind="PersistentVolumeClaim"} 1`,
 		`csi_provisioner_protected_sources_oldest_seconds{kind="PersistentVolumeClaim"} 0`,
 		`csi_provisioner_protected_sources{kind="VolumeSnapshot"} 1`,
@@ -142,7 +133,7 @@ func TestHeldSourcesAgeFromWhenFirstSeenAndTheirDeletionRequest(t *testing.T) {
 	clock = clock.Add(time.Hour)
 	sources.objs = []metav1.Object{heldClaim("old", clock.Add(-10*time.Minute)), heldClaim("new")} // the snapshot released
 	sources.read = []string{datasource.ClaimKind}                                                  // and its API gone
-	expect(t, scrape(),
+	metricstest.Expect(t, scrape(),
 		`csi_provisioner_protected_sources{kind="PersistentVolumeClaim"} 2`,
 		`csi_provisioner_protected_sources_oldest_seconds{kind="PersistentVolumeClaim"} 3600`,
 		`csi_provisioner_protected_sources_deletion_waiting{kind="PersistentVolumeClaim"} 1`,
@@ -151,7 +142,7 @@ func TestHeldSourcesAgeFromWhenFirstSeenAndTheirDeletionRequest(t *testing.T) {
 	clock = clock.Add(time.Hour)
 	sources.objs = []metav1.Object{snap}
 	sources.read = []string{datasource.SnapshotKind, datasource.ClaimKind}
-	expect(t, scrape(),
+	metricstest.Expect(t, scrape(),
 		`csi_provisioner_protected_sources{kind="PersistentVolumeClaim"} 0`,
 		`csi_provisioner_protected_sources{kind="VolumeSnapshot"} 1`,
 		`csi_provisioner_protected_sources_oldest_seconds{kind="VolumeSnapshot"} 7200`,
@@ -162,11 +153,11 @@ func TestHeldSourcesAgeFromWhenFirstSeenAndTheirDeletionRequest(t *testing.T) {
 func TestEachOptionalAPIIsAvailableOrSaysWhyNot(t *testing.T) {
 	apis := []OptionalAPIs{fakeAPIs{{Name: "ReferenceGrant", State: optionalapi.StateAvailable}},
 		fakeAPIs{{Name: "VolumeSnapshot", State: optionalapi.StateNotServed}, {Name: "VolumeSnapshotContent", State: optionalapi.StateForbidden}}}
-	expect(t, collect(t, StateSources{APIs: apis}, "csi_provisioner_optional_api_available"),
+	metricstest.Expect(t, collect(t, StateSources{APIs: apis}, "csi_provisioner_optional_api_available"),
 		`csi_provisioner_optional_api_available{api="ReferenceGrant"} 1`,
 		`csi_provisioner_optional_api_available{api="VolumeSnapshot"} 0`,
 		`csi_provisioner_optional_api_available{api="VolumeSnapshotContent"} 0`)
-	expect(t, collect(t, StateSources{APIs: apis[1:2]}, "csi_provisioner_optional_api_state"),
+	metricstest.Expect(t, collect(t, StateSources{APIs: apis[1:2]}, "csi_provisioner_optional_api_state"),
 		`csi_provisioner_optional_api_state{api="VolumeSnapshot",state="available"} 0`,
 		`csi_provisioner_optional_api_state{api="VolumeSnapshot",state="failed"} 0`,
 		`csi_provisioner_optional_api_state{api="VolumeSnapshot",state="forbidden"} 0`,
@@ -189,11 +180,5 @@ func TestStateGaugesFollowPrometheusNamingConventions(t *testing.T) {
 	if n := testutil.CollectAndCount(c); n != 15 {
 		t.Errorf("collected %d series, want every gauge's", n)
 	}
-	problems, err := testutil.CollectAndLint(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		t.Errorf("%s: %s", p.Metric, p.Text)
-	}
+	metricstest.Lint(t, c)
 }

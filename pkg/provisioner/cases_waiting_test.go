@@ -8,7 +8,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 
 	"github.com/xns-csi/csi-provisioner/pkg/metrics"
-	"github.com/xns-csi/csi-provisioner/pkg/metrics/metricstest"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge/metricstest"
 )
 
 // The gauges of waiting claims (csi_provisioner_waiting_claims and its

@@ -16,7 +16,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/xns-csi/csi-provisioner/pkg/metrics/metricstest"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge/metricstest"
 )
 
 // withStateGauges registers the state gauges with the sidecar's registry,

@@ -1,6 +1,7 @@
 // Package metricstest reads metrics the way the tests of the state gauges
 // compare them: one line per series, `name{label="value",...} value`, in
-// the Prometheus text format, without the HELP and TYPE lines, sorted.
+// the Prometheus text format, without the HELP and TYPE lines, sorted; and
+// lints them with promlint.
 package metricstest
 
 import (
@@ -11,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -56,4 +58,27 @@ func Collect(t testing.TB, c prometheus.Collector, names ...string) []string {
 		}
 	}
 	return Lines(text.Bytes(), names...)
+}
+
+// Expect fails the test unless got holds exactly the series want, in any
+// order.
+func Expect(t testing.TB, got []string, want ...string) {
+	t.Helper()
+	want = slices.Sorted(slices.Values(want))
+	if !slices.Equal(got, want) {
+		t.Errorf("series:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// Lint fails the test for each problem promlint, the linter of
+// client_golang, finds in what c collects.
+func Lint(t testing.TB, c prometheus.Collector) {
+	t.Helper()
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
 }
