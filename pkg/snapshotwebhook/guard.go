@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	admissionv1 "k8s.io/api/admission/v1"
@@ -75,6 +76,8 @@ type guardVerdict struct {
 	// snapshot-controller does not wait for; the deletion is denied when
 	// there are any.
 	claims []string
+	// since is the creation of the oldest of the claims.
+	since time.Time
 	// undecided says why claims may be incomplete.
 	undecided string
 }
@@ -97,12 +100,20 @@ func (g *DeleteGuard) driverOf(snap *snapv1.VolumeSnapshot) string {
 	return ""
 }
 
-// check decides the deletion of snap.
-func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
+// synced reports whether the claim, volume and class caches have synced.
+func (g *DeleteGuard) synced() bool {
 	for _, synced := range g.Synced {
 		if !synced() {
-			return guardVerdict{undecided: "the claim and volume caches have not synced"}
+			return false
 		}
+	}
+	return true
+}
+
+// check decides the deletion of snap.
+func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
+	if !g.synced() {
+		return guardVerdict{undecided: "the claim and volume caches have not synced"}
 	}
 	var v guardVerdict
 	driver := g.driverOf(snap)
@@ -116,7 +127,12 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 			v.undecided = fmt.Sprintf("cannot read the VolumeSnapshotLinks: %v", err)
 		}
 		claims, undecided := g.unseenRestores(snap, driver, uses)
-		v.claims = append(v.claims, claims...)
+		for _, c := range claims {
+			v.claims = append(v.claims, c.Namespace+"/"+c.Name)
+			if v.since.IsZero() || c.CreationTimestamp.Time.Before(v.since) {
+				v.since = c.CreationTimestamp.Time
+			}
+		}
 		if undecided != "" {
 			v.undecided = undecided
 		}
@@ -130,7 +146,7 @@ func (g *DeleteGuard) check(snap *snapv1.VolumeSnapshot) guardVerdict {
 // snap by driver ("" any) without the snapshot-controller waiting for
 // them, and why others may be as well when their grant or link cannot be
 // read.
-func (g *DeleteGuard) unseenRestores(snap *snapv1.VolumeSnapshot, driver string, uses []sourceuse.Use) (claims []string, undecided string) {
+func (g *DeleteGuard) unseenRestores(snap *snapv1.VolumeSnapshot, driver string, uses []sourceuse.Use) (claims []*v1.PersistentVolumeClaim, undecided string) {
 	for _, u := range uses {
 		handedTo := claimsource.ProvisionerOf(u.Claim)
 		if seenBySnapshotController(u.Claim, snap) || handedTo == "" || (driver != "" && handedTo != driver) || !g.worksOn(u.Claim, handedTo) {
@@ -138,7 +154,7 @@ func (g *DeleteGuard) unseenRestores(snap *snapv1.VolumeSnapshot, driver string,
 		}
 		switch {
 		case u.Verdict.Action == claimsource.Provision:
-			claims = append(claims, u.Claim.Namespace+"/"+u.Claim.Name)
+			claims = append(claims, u.Claim)
 		case u.Verdict.Reason == claimsource.ReasonGrantUnavailable || u.Verdict.Reason == claimsource.ReasonLinkAPIUnavailable:
 			undecided = u.Verdict.Message
 		}

@@ -18,33 +18,43 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 	"github.com/xns-csi/csi-provisioner/pkg/requeue"
 	"github.com/xns-csi/csi-provisioner/pkg/sourceuse"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge"
 )
 
 // volumeName is the name of the PV the provisioner creates for a claim,
 // as the sidecar names it.
 func volumeName(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
 
+// guardCaches are the DELETE guard and its caches.
+type guardCaches struct {
+	guard *DeleteGuard
+	// runners run the caches until their context is done.
+	runners []func(context.Context)
+	// apis report whether each cache can be read.
+	apis []stategauge.APIReporter
+}
+
 // newDeleteGuard builds the DELETE guard on caches of claims, volumes,
-// ReferenceGrants and VolumeSnapshotLinks (the last two optional APIs),
-// and returns what runs them until ctx is done. The guard decides claims as
-// the sidecars do, set as opts says they are (--feature-gates,
-// --cross-namespace-snapshot): a claim they leave alone is no restore to
-// guard. Without --cross-namespace-snapshot it has no link cache.
-func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLister) (*DeleteGuard, []func(context.Context), error) {
+// StorageClasses, ReferenceGrants and VolumeSnapshotLinks (the last two
+// optional APIs). The guard decides claims as the sidecars do, set as opts
+// says they are (--feature-gates, --cross-namespace-snapshot): a claim
+// they leave alone is no restore to guard. Without
+// --cross-namespace-snapshot it has no link cache.
+func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLister) (*guardCaches, error) {
 	kube, err := kubernetes.NewForConfig(config)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	gateway, err := gatewayclientset.NewForConfig(config)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The guard never writes a claim back: its cache keeps what the
 	// claim-source decision reads, and the provisioner it was handed to.
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithTransform(GuardedClaim))
 	claims := factory.Core().V1().PersistentVolumeClaims().Informer()
 	if err := claims.AddIndexers(cache.Indexers{requeue.SourceIndex: requeue.IndexBySource}); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	volumes := factory.Core().V1().PersistentVolumes()
 	volumes.Informer()
@@ -58,21 +68,22 @@ func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLis
 		SnapshotClasses: snapshotClasses,
 		StorageClasses:  classes.Lister(),
 	}
-	runners := []func(context.Context){grants.Run, func(ctx context.Context) {
+	g := &guardCaches{guard: guard, runners: []func(context.Context){grants.Run, func(ctx context.Context) {
 		factory.Start(ctx.Done())
 		<-ctx.Done()
 		factory.Shutdown()
-	}}
+	}}, apis: []stategauge.APIReporter{grants, syncedCache{"PersistentVolumeClaim", claims.HasSynced},
+		syncedCache{"PersistentVolume", volumes.Informer().HasSynced}, syncedCache{"StorageClass", classes.Informer().HasSynced}}}
 	if opts.CrossNamespaceSnapshot {
 		linkClient, err := linkclientset.NewForConfig(config)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		links := linkcache.New(linkcache.Config{Client: linkClient, Discovery: linkClient.Discovery()})
 		guard.Finder.Links, guard.Finder.Policy.SnapshotLinks, guard.Finder.Policy.Links = links, true, links
-		runners = append(runners, links.Run)
+		g.runners, g.apis = append(g.runners, links.Run), append(g.apis, links)
 	}
-	return guard, runners, nil
+	return g, nil
 }
 
 // GuardedClaim is the transform of the guard's claim cache: a claim

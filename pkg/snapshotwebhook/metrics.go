@@ -21,6 +21,8 @@ type Metrics struct {
 	requests  *prometheus.CounterVec
 	latency   *prometheus.HistogramVec
 	conflicts *prometheus.GaugeVec
+	// reg takes the state gauges (exportState).
+	reg prometheus.Registerer
 }
 
 // NewMetrics creates the metrics and registers them with reg:
@@ -41,8 +43,11 @@ type Metrics struct {
 //   - snapshot_validation_webhook_default_class_conflicts{kind}: the
 //     drivers with more than one default class of kind
 //     (VolumeSnapshotClass, VolumeGroupSnapshotClass) in the cache.
+//
+// The state gauges (stateCollector) join them once the caches are built.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	m := &Metrics{
+		reg: reg,
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Subsystem: "snapshot_validation_webhook", Name: "admission_requests_total",
 			Help: "Admission requests by resource, operation, result (allowed, denied, error) and reason.",
@@ -89,4 +94,13 @@ func (m *Metrics) observe(resource string, operation admissionv1.Operation, resu
 	}
 	m.requests.WithLabelValues(resource, operationLabel(operation), result, reason).Inc()
 	m.latency.WithLabelValues(resource, operationLabel(operation)).Observe(took.Seconds())
+}
+
+// exportState registers the state gauges of src; a nil Metrics exports
+// nothing.
+func (m *Metrics) exportState(src stateSources) error {
+	if m == nil {
+		return nil
+	}
+	return m.reg.Register(newStateCollector(src))
 }

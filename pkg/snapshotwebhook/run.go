@@ -74,10 +74,20 @@ func Run(ctx context.Context, opts *Options) error {
 		reportConflicts(caches[1], snapshotvalidation.GroupSnapshotClassKind, recorder, metrics)
 	}
 	var runners []func(context.Context)
+	state := stateSources{}
+	for _, c := range caches {
+		state.apis = append(state.apis, c)
+	}
 	if opts.GuardCrossNamespaceRestores {
-		if admitter.DeleteGuard, runners, err = newDeleteGuard(config, opts, caches[0].List); err != nil {
+		guard, err := newDeleteGuard(config, opts, caches[0].List)
+		if err != nil {
 			return err
 		}
+		admitter.DeleteGuard, runners = guard.guard, guard.runners
+		state.guard, state.apis = guard.guard, append(state.apis, guard.apis...)
+	}
+	if err := metrics.exportState(state); err != nil {
+		return err
 	}
 	handler := NewHandler(admitter, metrics, opts.Limits)
 	mux := http.NewServeMux()
