@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
 
 	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
@@ -53,8 +54,12 @@ type Config struct {
 	// whose decisions the validator reports: the
 	// CrossNamespaceSourceProvisioning gate and --cross-namespace-snapshot.
 	CrossNamespace, SnapshotLinks bool
-	// Metrics counts the events; none when nil.
+	// Metrics counts the events, and takes the state gauges while Run
+	// runs; none when nil.
 	Metrics *Metrics
+	// Clock is the clock of the state gauges' ages; the real clock when
+	// nil.
+	Clock clock.PassiveClock
 	// WatchList streams the initial lists of the ReferenceGrant,
 	// VolumePopulator and VolumeSnapshotLink caches (the claims' informer
 	// streams by itself), so that a first sync holds trimmed objects only
@@ -76,6 +81,8 @@ type Controller struct {
 	links      *linkcache.Cache // nil unless SnapshotLinks
 	gatherer   gatherer
 	notices    *notices
+	metrics    *Metrics
+	clock      clock.PassiveClock
 	// synced is set once the claim cache has synced and workers run.
 	synced atomic.Bool
 	// decided, if set, is told every decision once it is acted on (tests).
@@ -90,11 +97,16 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.APIDiscovery == nil {
 		cfg.APIDiscovery = cfg.API.Discovery()
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = clock.RealClock{}
+	}
 	c := &Controller{
+		metrics: cfg.Metrics,
+		clock:   cfg.Clock,
 		factory: informers.NewSharedInformerFactoryWithOptions(cfg.Kube, cfg.ResyncPeriod, informers.WithTransform(cachetrim.ClaimSource)),
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "claims"}),
-		notices: newNotices(cfg.Events, cfg.Metrics),
+		notices: newNotices(cfg.Events, cfg.Metrics, cfg.Clock),
 	}
 	inf := c.factory.InformerFor(&v1.PersistentVolumeClaim{}, newClaimInformer)
 	if err := inf.AddIndexers(cache.Indexers{byPopulatorKind: populatorKindIndex(cfg.SnapshotLinks)}); err != nil {
@@ -136,10 +148,17 @@ func newClaimInformer(client kubernetes.Interface, resync time.Duration) cache.S
 	return coreinformers.NewPersistentVolumeClaimInformer(client, metav1.NamespaceAll, resync, cache.Indexers{})
 }
 
-// Run runs the caches and workers until ctx is done. The optional caches
-// never hold up the start; the claim cache does.
+// Run runs the caches and workers until ctx is done, and exports the
+// state gauges meanwhile: under leader election, only the leader runs
+// caches and exports them. The optional caches never hold up the start;
+// the claim cache does.
 func (c *Controller) Run(ctx context.Context, workers int) {
 	logger := klog.FromContext(ctx)
+	if unexport, err := c.exportState(); err != nil {
+		logger.Error(err, "Cannot export the state gauges")
+	} else {
+		defer unexport()
+	}
 	// Deferred in reverse: the queue shuts down, so the workers return;
 	// then every goroutine has; then the informers stop.
 	defer c.factory.Shutdown()

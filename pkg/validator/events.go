@@ -17,18 +17,22 @@ import (
 	"k8s.io/client-go/tools/record/util"
 	"k8s.io/client-go/tools/reference"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
-// Metrics are the validator's own counters.
+// Metrics are the validator's own metrics.
 type Metrics struct {
 	events *prometheus.CounterVec
+	// reg takes the state gauges while the controller runs (Controller.Run).
+	reg prometheus.Registerer
 }
 
 // NewMetrics creates the metrics and registers them with reg:
 // volume_data_source_validator_events_total{reason}, the Warning events
 // the API server stored, by reason (the subsystem is upstream's metrics').
+// The state gauges (stateCollector) join them while the controller runs.
 func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{events: prometheus.NewCounterVec(prometheus.CounterOpts{
+	m := &Metrics{reg: reg, events: prometheus.NewCounterVec(prometheus.CounterOpts{
 		Subsystem: "volume_data_source_validator", Name: "events_total",
 		Help: "Number of Warning events stored on PersistentVolumeClaims, by reason (one per claim and state).",
 	}, []string{"reason"})}
@@ -55,17 +59,29 @@ func (m *Metrics) emitted(reason string) {
 // So each event is written by the worker deciding the claim, through the
 // events' own client and its rate limiter; the error of a failed write
 // leaves the claim untold, for the queue to retry (issue 22, defect 3).
-// Memory is one hash per claim being warned about.
+// Memory is one hash, reason and time per claim being warned about.
 type notices struct {
 	events  typedcorev1.EventsGetter
 	metrics *Metrics
+	// clock says when a claim is first told, for the gauges' ages.
+	clock clock.PassiveClock
 
 	mu   sync.Mutex
-	told map[types.UID]uint64
+	told map[types.UID]told
 	// unsure are the events whose write failed, by claim: the API server
 	// may have stored one whose answer was lost, so the retry of the same
 	// state writes the same name, and an AlreadyExists is the event stored.
 	unsure map[types.UID]attempt
+}
+
+// told is what a claim was last told: the state, its reason, and since
+// when the claim has been told one warning after another, whatever their
+// reasons (a new state told keeps it; a claim fine in between, forgotten,
+// starts again).
+type told struct {
+	state  uint64
+	reason string
+	since  time.Time
 }
 
 // attempt is an event write of a state under a name.
@@ -74,8 +90,8 @@ type attempt struct {
 	name  string
 }
 
-func newNotices(events typedcorev1.EventsGetter, metrics *Metrics) *notices {
-	return &notices{events: events, metrics: metrics, told: map[types.UID]uint64{}, unsure: map[types.UID]attempt{}}
+func newNotices(events typedcorev1.EventsGetter, metrics *Metrics, clock clock.PassiveClock) *notices {
+	return &notices{events: events, metrics: metrics, clock: clock, told: map[types.UID]told{}, unsure: map[types.UID]attempt{}}
 }
 
 // tell writes out's Warning on claim unless the claim was last told the
@@ -84,10 +100,10 @@ func newNotices(events typedcorev1.EventsGetter, metrics *Metrics) *notices {
 func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out Outcome) error {
 	state := stateOf(out)
 	n.mu.Lock()
-	last, told := n.told[claim.UID]
+	last, wasTold := n.told[claim.UID]
 	unsure, retry := n.unsure[claim.UID]
 	n.mu.Unlock()
-	if told && last == state {
+	if wasTold && last.state == state {
 		return nil
 	}
 	name := util.GenerateEventName(claim.Name, time.Now().UnixNano())
@@ -106,7 +122,11 @@ func (n *notices) tell(ctx context.Context, claim *v1.PersistentVolumeClaim, out
 		return fmt.Errorf("writing the %s event on the claim: %w", out.Reason, err)
 	}
 	n.mu.Lock()
-	n.told[claim.UID] = state
+	since := n.clock.Now()
+	if last, ok := n.told[claim.UID]; ok {
+		since = last.since
+	}
+	n.told[claim.UID] = told{state: state, reason: out.Reason, since: since}
 	delete(n.unsure, claim.UID)
 	n.mu.Unlock()
 	n.metrics.emitted(out.Reason)
@@ -145,6 +165,16 @@ func (n *notices) forget(uid types.UID) {
 	defer n.mu.Unlock()
 	delete(n.told, uid)
 	delete(n.unsure, uid)
+}
+
+// eachTold calls visit with the reason each claim was last told, and since
+// when it has been told, for the warned-claims gauges.
+func (n *notices) eachTold(visit func(reason string, since time.Time)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, t := range n.told {
+		visit(t.reason, t.since)
+	}
 }
 
 // stateOf is the hash of what a claim is told.

@@ -19,6 +19,7 @@ import (
 	clienttesting "k8s.io/client-go/testing"
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/ktesting"
+	"k8s.io/utils/clock"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayfake "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/fake"
 
@@ -82,6 +83,8 @@ type envConfig struct {
 	refused []string
 	// refusedAfter, when set, holds each refusal until it is closed.
 	refusedAfter chan struct{}
+	// clock is the controller's; the real clock when nil.
+	clock clock.PassiveClock
 }
 
 type envOption func(*envConfig)
@@ -98,6 +101,11 @@ func withClaims(claims ...*v1.PersistentVolumeClaim) envOption {
 // withEventLatency makes the API server take d to store each event.
 func withEventLatency(d time.Duration) envOption {
 	return func(c *envConfig) { c.eventLatency = d }
+}
+
+// withClock gives the controller clock.
+func withClock(clock clock.PassiveClock) envOption {
+	return func(c *envConfig) { c.clock = clock }
 }
 
 // undecided leaves the decisions unreported.
@@ -161,7 +169,7 @@ func startEnv(t *testing.T, options ...envOption) *env {
 	}
 	e.c, err = New(Config{Kube: e.kube, Events: e.events.CoreV1(), Gateway: e.gateway, API: e.api,
 		GatewayDiscovery: e.grantAPI, APIDiscovery: e.apiAPI, PollInterval: 10 * time.Millisecond,
-		CrossNamespace: true, SnapshotLinks: !cfg.linksOff, Metrics: metrics})
+		CrossNamespace: true, SnapshotLinks: !cfg.linksOff, Metrics: metrics, Clock: cfg.clock})
 	if err != nil {
 		t.Fatal(err)
 	}

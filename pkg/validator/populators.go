@@ -102,6 +102,10 @@ func (p *populators) Registered(group, kind string) (bool, error) {
 	return len(objs) > 0, err
 }
 
+// APIStatus reports whether the VolumePopulators can be read, for the
+// availability gauges.
+func (p *populators) APIStatus() []optionalapi.Status { return []optionalapi.Status{p.api.Status()} }
+
 // Err says why the VolumePopulators cannot be read; nil once they can.
 func (p *populators) Err() error {
 	_, _, err := p.api.Informer()

@@ -6,8 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	popv1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
-	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge"
 )
 
 // apiState is whether one optional API can be used, and why not.
@@ -24,11 +23,32 @@ func (s apiState) String() string {
 	return s.name + ": " + s.err.Error()
 }
 
+// optionalCache is the cache of an optional API the validator reads.
+type optionalCache interface {
+	// APIStatus names the API and says in one word whether it can be
+	// read (the availability gauges).
+	stategauge.APIReporter
+	// Err says why it cannot be read; nil once it can.
+	Err() error
+}
+
+// optionalCaches are the caches of the optional APIs: VolumePopulators,
+// ReferenceGrants and, with SnapshotLinks, VolumeSnapshotLinks.
+func (c *Controller) optionalCaches() []optionalCache {
+	caches := []optionalCache{c.populators, c.grants}
+	if c.links != nil {
+		caches = append(caches, c.links)
+	}
+	return caches
+}
+
 // optionalAPIs are the states of the optional APIs the validator reads.
 func (c *Controller) optionalAPIs() []apiState {
-	states := []apiState{{popv1beta1.Kind, c.populators.Err()}, {"ReferenceGrant", c.grants.Err()}}
-	if c.links != nil {
-		states = append(states, apiState{snapv1alpha1.Kind, c.links.Err()})
+	var states []apiState
+	for _, cache := range c.optionalCaches() {
+		for _, s := range cache.APIStatus() {
+			states = append(states, apiState{s.Name, cache.Err()})
+		}
 	}
 	return states
 }

@@ -46,7 +46,14 @@ func Collect(t testing.TB, c prometheus.Collector, names ...string) []string {
 	if err := reg.Register(c); err != nil {
 		t.Fatal(err)
 	}
-	families, err := reg.Gather()
+	return Gather(t, reg, names...)
+}
+
+// Gather returns the series g gathers of the metrics named names, every
+// metric when names is empty, as Lines does.
+func Gather(t testing.TB, g prometheus.Gatherer, names ...string) []string {
+	t.Helper()
+	families, err := g.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
