@@ -28,6 +28,7 @@ import (
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	transferinformers "github.com/xns-csi/csi-provisioner/pkg/generated/informers"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge"
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 )
 
@@ -507,10 +508,16 @@ type Metrics struct {
 
 // The state the controller's caches show, computed at each scrape (so
 // never out of date, and nothing to keep in step): the requests by kind
-// and phase, and those stuck past their point of no return.
+// and phase, with the age of the oldest of each phase not yet ended, and
+// those stuck past their point of no return.
 var (
 	requestsDesc = prometheus.NewDesc("storage_transfer_requests",
 		"Number of StorageTransferRequests, by kind of object and phase (as this replica's caches show them: read the leader's).",
+		[]string{"kind", "phase"}, nil)
+	requestsOldestDesc = prometheus.NewDesc("storage_transfer_requests_oldest_seconds",
+		"Seconds since the oldest StorageTransferRequest of kind in phase Pending, Matched or Transferring was created "+
+			"(absent for a phase without requests, and for Completed and Failed). When high: Pending waits for its accept, "+
+			"Matched for its source to be free, Transferring for a step; the request's Transferred condition says what.",
 		[]string{"kind", "phase"}, nil)
 	stuckDesc = prometheus.NewDesc("storage_transfer_stuck_past_point_of_no_return",
 		"Number of transfers past their point of no return (the source deleted) that wait for a person: their Transferred condition says NeedsAttention, BoundToUnexpectedObject or ReturnRefused.",
@@ -525,12 +532,15 @@ func (c *Controller) Collector() prometheus.Collector { return stateCollector{c}
 
 func (s stateCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- requestsDesc
+	ch <- requestsOldestDesc
 	ch <- stuckDesc
 }
 
 func (s stateCollector) Collect(ch chan<- prometheus.Metric) {
 	type key struct{ kind, phase string }
-	requests, stuck := map[key]int{}, map[string]int{}
+	// open are the requests whose transfer has not ended, aged from their
+	// creation; ended are counted only.
+	open, ended, stuck := stategauge.Cohorts{}, map[key]int{}, map[string]int{}
 	for _, kind := range []string{transferv1alpha1.KindVolumeSnapshot, transferv1alpha1.KindPersistentVolumeClaim} {
 		stuck[kind] = 0
 	}
@@ -543,12 +553,17 @@ func (s stateCollector) Collect(ch chan<- prometheus.Metric) {
 		if phase == "" {
 			phase = string(transferv1alpha1.PhasePending)
 		}
-		requests[key{r.Spec.Source.Kind, phase}]++
+		if r.Status.Phase == transferv1alpha1.PhaseCompleted || r.Status.Phase == transferv1alpha1.PhaseFailed {
+			ended[key{r.Spec.Source.Kind, phase}]++
+		} else {
+			open.Add(r.CreationTimestamp.Time, r.Spec.Source.Kind, phase)
+		}
 		if stuckPastPointOfNoReturn(r) {
 			stuck[r.Spec.Source.Kind]++
 		}
 	}
-	for k, n := range requests {
+	open.Emit(ch, s.c.clock.Now(), requestsDesc, requestsOldestDesc)
+	for k, n := range ended {
 		ch <- prometheus.MustNewConstMetric(requestsDesc, prometheus.GaugeValue, float64(n), k.kind, k.phase)
 	}
 	for kind, n := range stuck {

@@ -3,23 +3,40 @@ package transfer
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge/metricstest"
 	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 )
 
-// TestStateGauges: the requests by kind and phase, and the transfers
-// stuck past their point of no return (issue 23: a metric for them), as
-// the cache shows them at the scrape.
+// fixedClock is a clock that says it is now.
+type fixedClock struct {
+	clock.RealClock
+	now time.Time
+}
+
+func (c fixedClock) Now() time.Time { return c.now }
+
+// TestStateGauges: the requests by kind and phase, with the age of the
+// oldest of each phase not ended (issue 26), and the transfers stuck past
+// their point of no return (issue 23: a metric for them), as the cache
+// shows them at the scrape.
 func TestStateGauges(t *testing.T) {
 	c := unstarted(t, record.NewFakeRecorder(10))
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	c.clock = fixedClock{now: now}
+	ages := map[string]time.Duration{"new": time.Minute, "waiting": time.Hour, "stuck": 2 * time.Hour,
+		"bound-elsewhere": 30 * time.Minute, "moving": 3 * time.Hour, "attention-before": 10 * time.Minute, "done": 5 * time.Hour}
 	request := func(name, kind string, phase transferv1alpha1.Phase, rec *transferv1alpha1.TransferRecord, reason string) *transferv1alpha1.StorageTransferRequest {
-		r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "prod"},
+		r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "prod",
+			CreationTimestamp: metav1.NewTime(now.Add(-ages[name]))},
 			Spec:   transferv1alpha1.StorageTransferRequestSpec{Source: transferv1alpha1.TransferSource{Kind: kind, Name: name}},
 			Status: transferv1alpha1.StorageTransferRequestStatus{Phase: phase, Record: rec}}
 		if reason != "" {
@@ -53,6 +70,12 @@ storage_transfer_requests{kind="PersistentVolumeClaim",phase="Pending"} 1
 storage_transfer_requests{kind="PersistentVolumeClaim",phase="Transferring"} 1
 storage_transfer_requests{kind="VolumeSnapshot",phase="Completed"} 1
 storage_transfer_requests{kind="VolumeSnapshot",phase="Transferring"} 3
+# HELP storage_transfer_requests_oldest_seconds Seconds since the oldest StorageTransferRequest of kind in phase Pending, Matched or Transferring was created (absent for a phase without requests, and for Completed and Failed). When high: Pending waits for its accept, Matched for its source to be free, Transferring for a step; the request's Transferred condition says what.
+# TYPE storage_transfer_requests_oldest_seconds gauge
+storage_transfer_requests_oldest_seconds{kind="PersistentVolumeClaim",phase="Matched"} 3600
+storage_transfer_requests_oldest_seconds{kind="PersistentVolumeClaim",phase="Pending"} 60
+storage_transfer_requests_oldest_seconds{kind="PersistentVolumeClaim",phase="Transferring"} 7200
+storage_transfer_requests_oldest_seconds{kind="VolumeSnapshot",phase="Transferring"} 10800
 # HELP storage_transfer_stuck_past_point_of_no_return Number of transfers past their point of no return (the source deleted) that wait for a person: their Transferred condition says NeedsAttention, BoundToUnexpectedObject or ReturnRefused.
 # TYPE storage_transfer_stuck_past_point_of_no_return gauge
 storage_transfer_stuck_past_point_of_no_return{kind="PersistentVolumeClaim"} 1
@@ -61,6 +84,7 @@ storage_transfer_stuck_past_point_of_no_return{kind="VolumeSnapshot"} 1
 	if err := testutil.CollectAndCompare(c.Collector(), strings.NewReader(want)); err != nil {
 		t.Error(err)
 	}
+	metricstest.Lint(t, c.Collector())
 }
 
 // TestThePointOfNoReturnIsACondition: a request past its point of no
