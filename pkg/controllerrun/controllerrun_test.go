@@ -18,6 +18,8 @@ import (
 
 	"github.com/xns-csi/csi-provisioner/pkg/controllerflags"
 	"github.com/xns-csi/csi-provisioner/pkg/leader"
+	"github.com/xns-csi/csi-provisioner/pkg/leader/leadertest"
+	"github.com/xns-csi/csi-provisioner/pkg/stategauge/metricstest"
 )
 
 // newEnv returns the Env of component "test-controller" for opts, its API
@@ -99,6 +101,20 @@ func TestTheEndpointServesMetricsHealthAndTheComponentsOwn(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestTheEndpointServesTheLeaderElectionStatus: as the sidecar's, the
+// validator's and the transfer controller's endpoint serves client-go's
+// leader_election_master_status, which component-base registers with the
+// legacy registry: 0 from the moment leader.Run builds its elector, 1
+// while this replica leads.
+func TestTheEndpointServesTheLeaderElectionStatus(t *testing.T) {
+	opts := controllerflags.New(1)
+	env := newEnv(t, &opts, http.NotFound)
+	leadertest.Elect(t, "test-controller")
+	w := httptest.NewRecorder()
+	env.mux(nil).ServeHTTP(w, httptest.NewRequest(http.MethodGet, opts.MetricsPath, nil))
+	metricstest.Expect(t, metricstest.Lines(w.Body.Bytes(), "leader_election_master_status"), `leader_election_master_status{name=""} 0`)
 }
 
 func TestRunWithoutLeaderElectionRunsTheControllerDirectly(t *testing.T) {

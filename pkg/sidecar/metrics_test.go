@@ -1,21 +1,16 @@
 package sidecar
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	csimetrics "github.com/kubernetes-csi/csi-lib-utils/metrics"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	kubefake "k8s.io/client-go/kubernetes/fake"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/xns-csi/csi-provisioner/pkg/leader/leadertest"
 	"github.com/xns-csi/csi-provisioner/pkg/stategauge/metricstest"
 )
 
@@ -38,7 +33,7 @@ func TestMetricsEndpointShowsAClaimWaitingForAGrant(t *testing.T) {
 		csimetrics.WithSubsystem(csimetrics.SubsystemSidecar), csimetrics.WithProcessStartTime(false))
 	server := httptest.NewServer(newMux(opts, csiMetrics, e.registry, &readiness{}))
 	defer server.Close()
-	electLeader(t) // as leader.Run does under --leader-election
+	leadertest.Elect(t, driverName) // as leader.Run does under --leader-election
 	scrape := func() []string { return metricstest.Lines(get(t, server.URL+opts.MetricsPath)) }
 
 	e.createSnapshot("prod", "foo-backup", true)
@@ -69,21 +64,6 @@ func TestMetricsEndpointShowsAClaimWaitingForAGrant(t *testing.T) {
 	e.waitFor("/metrics to show no claim waiting", func() bool {
 		return !slices.ContainsFunc(scrape(), func(l string) bool { return strings.HasPrefix(l, "csi_provisioner_waiting_claims") })
 	})
-}
-
-// electLeader builds a leader elector as csi-lib-utils does, which sets
-// client-go's leader_election_master_status to 0 until it leads; nothing
-// runs it.
-func electLeader(t *testing.T) {
-	t.Helper()
-	lock := &resourcelock.LeaseLock{LeaseMeta: metav1.ObjectMeta{Namespace: "default", Name: driverName},
-		Client: kubefake.NewClientset().CoordinationV1(), LockConfig: resourcelock.ResourceLockConfig{Identity: "replica-a"}}
-	_, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{Lock: lock, LeaseDuration: 15 * time.Second,
-		RenewDeadline: 10 * time.Second, RetryPeriod: 5 * time.Second,
-		Callbacks: leaderelection.LeaderCallbacks{OnStartedLeading: func(context.Context) {}, OnStoppedLeading: func() {}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 func get(t *testing.T, url string) []byte {
