@@ -21,6 +21,11 @@ SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
 UPSTREAM    := $(TOOLS)/upstream-csi-provisioner
 UPSTREAM_VALIDATOR := $(TOOLS)/upstream-volume-data-source-validator
 LINT_TOOLS  := $(TOOLS)/golangci-lint $(TOOLS)/logcheck
+MONITORING_TOOLS := $(TOOLS)/promtool $(TOOLS)/promql-selectors
+# The prometheus-operator release whose API go.mod pins (test/manifests
+# decodes the PodMonitors and PrometheusRule with it); its CRDs are
+# installed from the same release.
+PROMETHEUS_OPERATOR_VERSION = $(lastword $(shell grep -o 'prometheus-operator/pkg/apis/monitoring v[^ ]*' go.mod))
 CODEGEN_TOOLS := $(TOOLS)/deepcopy-gen $(TOOLS)/client-gen $(TOOLS)/lister-gen $(TOOLS)/informer-gen $(TOOLS)/controller-gen
 # The upstream release test/tools/upstream pins, stamped into its --version.
 UPSTREAM_VERSION = $(lastword $(shell grep -o 'external-provisioner/v6 v[^ ]*' test/tools/upstream/go.mod))
@@ -48,7 +53,7 @@ build: ## Build the sidecar into bin/csi-provisioner, the validator into bin/vol
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/storage-transfer-controller ./cmd/storage-transfer-controller
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
 
-tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and validator, linters and code generators (cached in .cache/).
+tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(MONITORING_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and validator, linters, code generators and Prometheus' promtool (cached in .cache/).
 
 # kube-apiserver, kube-controller-manager and etcd from the Go module proxy,
 # through the wrapper module test/tools/kube (k8s.io/kubernetes has replace
@@ -114,16 +119,31 @@ $(CODEGEN_TOOLS) &: test/tools/codegen/go.mod test/tools/codegen/go.sum
 		sigs.k8s.io/controller-tools/cmd/controller-gen 2>&1 | $(PROGRESS)
 	@touch $(CODEGEN_TOOLS)
 
+# promtool (Prometheus' rule checker and tester) at the version
+# test/tools/monitoring pins, and promql-selectors, which lists the metrics
+# and labels PromQL expressions use, with Prometheus' parser.
+$(MONITORING_TOOLS) &: test/tools/monitoring/go.mod test/tools/monitoring/go.sum test/tools/monitoring/promql-selectors/main.go
+	@echo "building promtool and promql-selectors (a few minutes the first time)"
+	@mkdir -p $(TOOLS)
+	set -o pipefail; cd test/tools/monitoring && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
+		github.com/prometheus/prometheus/cmd/promtool ./promql-selectors 2>&1 | $(PROGRESS)
+	@touch $(MONITORING_TOOLS)
+
 # The CRDs the local cluster installs come from the modules the sidecar is
-# built with.
+# built with, and the prometheus-operator's from its release (monitoring/).
 $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
-	@mkdir -p $(CRDS)
+	@mkdir -p $(CRDS)/monitoring
 	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json github.com/kubernetes-csi/external-snapshotter/client/v8 | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/*snapshot.storage.k8s.io_*.yaml $(CRDS)/
 	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml $(CRDS)/
-	@chmod u+w $(CRDS)/*.yaml
+	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/example/prometheus-operator-crd/monitoring.coreos.com_{podmonitors,servicemonitors,prometheusrules}.yaml $(CRDS)/monitoring/
+	@chmod u+w $(CRDS)/*.yaml $(CRDS)/monitoring/*.yaml
 	@touch $@
 
-test: verify test-unit test-fuzz bench-smoke test-e2e test-faults ## Run every check and test (what CI runs).
+test: verify test-unit test-monitoring test-fuzz bench-smoke test-e2e test-faults ## Run every check and test (what CI runs).
+
+.PHONY: test-monitoring
+test-monitoring: $(MONITORING_TOOLS) ## deploy/overlays/monitoring with Prometheus' promtool: the rules parse, each alert fires and resolves (test/monitoring/rules_test.yaml), each has a runbook in docs/monitoring.md, the dashboard's queries parse.
+	$(GO) test -tags monitoring -count=1 ./test/monitoring/
 
 bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20, its webhook measurement for 2 s at 20/s and its transfer measurement with one transfer of each kind and 2 at once, as a smoke test (no timing is checked).
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./test/...

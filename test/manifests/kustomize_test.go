@@ -34,6 +34,13 @@ var kustomizations = map[string][]string{
 	"overlays/ha":            slices.Concat(crdObjects, sidecarObjects, validatorObjects, transferObjects, haObjects),
 	"overlays/webhook-guard": slices.Concat(webhookObjects, webhookGuardObjects),
 	certManagerOverlay:       slices.Concat(webhookObjects, certManagerObjects),
+	"overlays/monitoring":    slices.Concat(monitoringObjects, generated["overlays/monitoring"]),
+}
+
+// generated are the objects a kustomization generates rather than holds in
+// a file of its own: the dashboard's ConfigMap, from its JSON file.
+var generated = map[string][]string{
+	"overlays/monitoring": {"ConfigMap default/xns-csi-dashboard"},
 }
 
 // overlays are the kustomizations of kustomizations that patch the objects
@@ -145,6 +152,7 @@ func TestComponentsShipEveryFileTheyHold(t *testing.T) {
 			for _, m := range inFiles {
 				want = append(want, m.key())
 			}
+			want = append(want, generated[dir]...)
 			for _, m := range kustomize(t, filepath.Join(deployDir, dir)) {
 				got = append(got, m.key())
 			}

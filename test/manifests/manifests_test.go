@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
+	monitoringv1 "github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
@@ -74,6 +75,11 @@ var knownKinds = map[schema.GroupVersionKind]func() any{
 		return &transferv1alpha1.StorageTransferAccept{}
 	},
 	populatorKind: func() any { return &popv1beta1.VolumePopulator{} },
+	v1.SchemeGroupVersion.WithKind("ConfigMap"):            func() any { return &v1.ConfigMap{} },
+	monitoringv1.SchemeGroupVersion.WithKind("PodMonitor"): func() any { return &monitoringv1.PodMonitor{} },
+	monitoringv1.SchemeGroupVersion.WithKind("PrometheusRule"): func() any {
+		return &monitoringv1.PrometheusRule{}
+	},
 
 	// The CRDs of deploy/crds, which controller-gen writes from pkg/apis
 	// and crd_test.go checks, decode into unstructured objects, without
@@ -337,6 +343,14 @@ var (
 	populatorObjects = []string{
 		"VolumePopulator volumesnapshotlink",
 	}
+	// monitoringObjects are in deploy/overlays/monitoring.
+	monitoringObjects = []string{
+		"PodMonitor default/csi-provisioner",
+		"PodMonitor default/volume-data-source-validator",
+		"PodMonitor default/snapshot-validation-webhook",
+		"PodMonitor default/storage-transfer-controller",
+		"PrometheusRule default/xns-csi",
+	}
 	// exampleObjects are in deploy/examples.
 	exampleObjects = []string{
 		"StorageClass csi-example",
@@ -360,7 +374,7 @@ func TestDeployHasTheDocumentedObjects(t *testing.T) {
 	for _, m := range loadManifests(t) {
 		have[m.key()] = true
 	}
-	for _, want := range slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects, webhookObjects, populatorObjects, exampleObjects, transferObjects) {
+	for _, want := range slices.Concat(crdObjects, sidecarObjects, validatorObjects, haObjects, webhookObjects, populatorObjects, exampleObjects, transferObjects, monitoringObjects) {
 		if !have[want] {
 			t.Errorf("deploy/ has no %s", want)
 		}
