@@ -25,8 +25,8 @@ var (
 			"or tell their owners: kubectl get events -A --field-selector reason=ProvisioningFailed.",
 		[]string{"reason"}, nil)
 	waitingOldestDesc = prometheus.NewDesc("csi_provisioner_waiting_claims_oldest_seconds",
-		"Seconds since the claim waiting longest, among those last refused for reason, was first refused "+
-			"(refusals in a row count as one wait, whatever their reasons). When high: that claim's owner has been waiting as long; "+
+		"Seconds since the claim waiting longest, among those last refused for reason, was created "+
+			"(a pending claim waits from its creation, whatever its refusals' reasons). When high: that claim's owner has been waiting as long; "+
 			"see its ProvisioningFailed events for what it needs.",
 		[]string{"reason"}, nil)
 	inFlightDesc = prometheus.NewDesc("csi_provisioner_inflight_create_volumes",

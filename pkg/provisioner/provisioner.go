@@ -169,6 +169,15 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 	}
 	pv, state, err := p.provision(klog.NewContext(ctx, logger), opts)
 	p.refusals.note(claim.UID, class.Name, err, p.now())
+	p.refusals.waitingSince(claim.UID, claim.CreationTimestamp.Time)
+	// The claim may have gone, been bound or handed over while it was
+	// decided, its informer event handled before the note above: the
+	// cache, updated before that event, says so now.
+	if current, gerr := p.claims.PersistentVolumeClaims(claim.Namespace).Get(claim.Name); gerr != nil || current.UID != claim.UID {
+		p.refusals.forget(claim.UID)
+	} else {
+		p.ClaimChanged(current)
+	}
 	p.metrics.Observe(class.Name, src, p.policy.CrossesNamespaces(src), err)
 	if err != nil {
 		logger.V(2).Info("Provisioning did not succeed", "source", src.String(), "state", state, "err", err)

@@ -124,6 +124,18 @@ func (r *refusals) wait(uid types.UID, reason string, now time.Time) {
 	r.waiting[uid] = waiting{reason: reason, since: since}
 }
 
+// waitingSince dates the wait of a refused claim from created, its
+// creation, when that is earlier: a claim is pending, so waiting, from its
+// creation, and so its age survives a restart or a change of leader.
+func (r *refusals) waitingSince(uid types.UID, created time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if w, ok := r.waiting[uid]; ok && !created.IsZero() && created.Before(w.since) {
+		w.since = created
+		r.waiting[uid] = w
+	}
+}
+
 // eachWaiting calls visit with the reason and start of each claim's wait,
 // under the lock.
 func (r *refusals) eachWaiting(visit func(reason string, since time.Time)) {

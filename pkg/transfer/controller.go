@@ -108,6 +108,9 @@ type Controller struct {
 	// wait is told once, not on every look.
 	mu   sync.Mutex
 	told map[string]string
+	// requestsSynced reports whether the request cache has synced (its
+	// HasSynced; tests that fill the caches by hand say so).
+	requestsSynced func() bool
 	// acceptSecrets is what each accept's sync last read of its token
 	// Secret, by namespace/name (syncAccept).
 	acceptSecrets map[string]acceptSecret
@@ -139,6 +142,7 @@ func New(cfg Config) (*Controller, error) {
 	}
 	c.requests = c.api.Transfer().V1alpha1().StorageTransferRequests().Informer()
 	c.accepts = c.api.Transfer().V1alpha1().StorageTransferAccepts().Informer()
+	c.requestsSynced = c.requests.HasSynced
 	c.claims = c.core.Core().V1().PersistentVolumeClaims().Informer()
 	c.volumes = c.core.Core().V1().PersistentVolumes().Informer()
 	c.pods = c.core.Core().V1().Pods().Informer()
@@ -537,6 +541,12 @@ func (s stateCollector) Describe(ch chan<- *prometheus.Desc) {
 }
 
 func (s stateCollector) Collect(ch chan<- prometheus.Metric) {
+	if !s.c.requestsSynced() {
+		// A standby (its caches never run) or a leader still listing
+		// knows nothing: no series, rather than a "0 stuck" that would
+		// reset an alert's wait.
+		return
+	}
 	type key struct{ kind, phase string }
 	// open are the requests whose transfer has not ended, aged from their
 	// creation; ended are counted only.
@@ -592,6 +602,13 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	}, []string{"kind", "phase"})}
 	if err := reg.Register(m.transfers); err != nil {
 		return nil, fmt.Errorf("registering the transfer metrics: %w", err)
+	}
+	// Every series exists from the start, at 0: an alert on increase()
+	// sees the first transfer that ends, not only the ones after it.
+	for _, kind := range []string{transferv1alpha1.KindVolumeSnapshot, transferv1alpha1.KindPersistentVolumeClaim} {
+		for _, phase := range []transferv1alpha1.Phase{transferv1alpha1.PhaseCompleted, transferv1alpha1.PhaseFailed} {
+			m.transfers.WithLabelValues(kind, string(phase))
+		}
 	}
 	return m, nil
 }

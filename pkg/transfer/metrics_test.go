@@ -30,6 +30,7 @@ func (c fixedClock) Now() time.Time { return c.now }
 // shows them at the scrape.
 func TestStateGauges(t *testing.T) {
 	c := unstarted(t, record.NewFakeRecorder(10))
+	c.requestsSynced = func() bool { return true } // filled by hand below
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	c.clock = fixedClock{now: now}
 	ages := map[string]time.Duration{"new": time.Minute, "waiting": time.Hour, "stuck": 2 * time.Hour,
@@ -92,6 +93,7 @@ storage_transfer_stuck_past_point_of_no_return{kind="VolumeSnapshot"} 1
 // back.
 func TestThePointOfNoReturnIsACondition(t *testing.T) {
 	c := unstarted(t, record.NewFakeRecorder(10))
+	c.requestsSynced = func() bool { return true } // filled by hand below
 	api := c.cfg.API
 	r := &transferv1alpha1.StorageTransferRequest{ObjectMeta: metav1.ObjectMeta{Name: "move", Namespace: "prod"},
 		Status: transferv1alpha1.StorageTransferRequestStatus{Record: &transferv1alpha1.TransferRecord{Step: string(plan.ActionBegin)}}}

@@ -25,7 +25,7 @@ import (
 
 // targetLabels are the labels Prometheus adds to every scraped series (the
 // PodMonitors' target labels), not the components.
-var targetLabels = []string{"job", "namespace", "pod", "instance", "container", "endpoint"}
+var targetLabels = []string{"job", "namespace", "pod", "instance", "container", "endpoint", "deployment"}
 
 // TestE2EMonitoring applies deploy/overlays/monitoring to the real
 // kube-apiserver with the prometheus-operator's published CRDs, runs the
