@@ -68,6 +68,9 @@ type DeleteGuard struct {
 	// StorageClasses are the claims' classes (worksOn); nil takes a
 	// claim's provisioner annotation at its word.
 	StorageClasses storagelisters.StorageClassLister
+	// Snapshots reads which snapshots exist and their finalizers, for the
+	// held-snapshot gauges only; nil, or unreadable, they say nothing.
+	Snapshots SnapshotMetadata
 }
 
 // guardVerdict is the guard's decision on one snapshot.

@@ -115,7 +115,18 @@ func guardOf(t *testing.T, grants claimsource.GrantChecker, ls linkcachetest.Lin
 			Policy: claimsource.Policy{CrossNamespace: true, Grants: grants, SnapshotLinks: true, Links: ls}},
 		Synced:         []cache.InformerSynced{func() bool { return synced }},
 		StorageClasses: storageClasses(t),
+		Snapshots:      everySnapshotProtected{},
 	}
+}
+
+// everySnapshotProtected is the snapshot cache of a world where every
+// snapshot a claim names exists, its restores begun: it carries every
+// protection finalizer.
+type everySnapshotProtected struct{}
+
+func (everySnapshotProtected) SnapshotMeta(namespace, name string) (*snapv1.VolumeSnapshot, bool, error) {
+	return &snapv1.VolumeSnapshot{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name,
+		Finalizers: []string{datasource.SnapshotFinalizer, datasource.CrossNamespaceSnapshotFinalizer, datasource.LinkSnapshotFinalizer}}}, true, nil
 }
 
 // The StorageClasses of the guard's tests: fast (restoreDriver's, immediate

@@ -3,6 +3,7 @@ package snapshotwebhook
 import (
 	"context"
 
+	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
 	v1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -61,18 +62,24 @@ func newDeleteGuard(config *rest.Config, opts *Options, snapshotClasses ClassLis
 	classes := factory.Storage().V1().StorageClasses()
 	classes.Informer()
 	grants := referencegrant.NewChecker(referencegrant.Config{Client: gateway, Discovery: gateway.Discovery()})
+	snapClient, err := snapclientset.NewForConfig(config)
+	if err != nil {
+		return nil, err
+	}
+	snapshots := newSnapshotMetadataCache(snapClient, snapClient.Discovery())
 	guard := &DeleteGuard{
 		Finder: sourceuse.Finder{Claims: claims.GetIndexer(), Volumes: volumes.Lister(), VolumeName: volumeName,
 			Policy: claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants}},
 		Synced:          []cache.InformerSynced{claims.HasSynced, volumes.Informer().HasSynced, classes.Informer().HasSynced},
 		SnapshotClasses: snapshotClasses,
 		StorageClasses:  classes.Lister(),
+		Snapshots:       snapshots,
 	}
-	g := &guardCaches{guard: guard, runners: []func(context.Context){grants.Run, func(ctx context.Context) {
+	g := &guardCaches{guard: guard, runners: []func(context.Context){grants.Run, snapshots.api.Run, func(ctx context.Context) {
 		factory.Start(ctx.Done())
 		<-ctx.Done()
 		factory.Shutdown()
-	}}, apis: []stategauge.APIReporter{grants, syncedCache{"PersistentVolumeClaim", claims.HasSynced},
+	}}, apis: []stategauge.APIReporter{grants, snapshots, syncedCache{"PersistentVolumeClaim", claims.HasSynced},
 		syncedCache{"PersistentVolume", volumes.Informer().HasSynced}, syncedCache{"StorageClass", classes.Informer().HasSynced}}}
 	if opts.CrossNamespaceSnapshot {
 		linkClient, err := linkclientset.NewForConfig(config)

@@ -16,25 +16,36 @@ import (
 
 // eachHeld calls visit once for each snapshot the guard holds now, with
 // the creation of the oldest claim holding it, for the held-snapshot
-// gauges. It returns false, visiting nothing, while the claim, volume and
-// class caches have not synced: the guard cannot tell then.
+// gauges. It returns false, visiting nothing, while the claim, volume,
+// class or snapshot caches cannot be read: the guard cannot tell then.
 //
-// The webhook reads no snapshots (it has no RBAC on them): a DELETE
-// brings the snapshot with it. So each snapshot is judged as the claims
-// in the cache name it (restored), by the guard's own check: a snapshot
-// not being deleted, of an unknown class, carrying the source-protection
-// finalizer of each use the claims make of it, as the sidecar puts it on
-// just before CreateVolume. A snapshot held here is one whose deletion the
-// guard denies once its restore has begun; before that (the claim refused
-// by the sidecar, e.g. its snapshot not ready) its deletion is allowed.
+// Each snapshot that the pending claims in the cache restore (restored)
+// is judged by the guard's own check, as it is cached: a snapshot that
+// does not exist, or whose restores have not begun (it carries no
+// protection finalizer of theirs: the sidecar puts it on just before
+// CreateVolume, and not while it refuses the claim), is not held. So a
+// claim that names a snapshot existing nowhere counts for nothing.
 func (g *DeleteGuard) eachHeld(visit func(since time.Time)) bool {
-	if !g.synced() {
+	if !g.synced() || g.Snapshots == nil {
 		return false
 	}
-	for _, snap := range g.restored() {
-		if v := g.check(snap); len(v.claims) > 0 {
-			visit(v.since)
+	var held []time.Time
+	for _, named := range g.restored() {
+		cached, ok, err := g.Snapshots.SnapshotMeta(named.Namespace, named.Name)
+		if err != nil {
+			return false
 		}
+		if !ok {
+			continue
+		}
+		snap := named.DeepCopy()
+		snap.Finalizers = cached.Finalizers
+		if v := g.check(snap); len(v.claims) > 0 {
+			held = append(held, v.since)
+		}
+	}
+	for _, since := range held {
+		visit(since)
 	}
 	return true
 }

@@ -26,6 +26,7 @@ var guardPermissions = []permission{
 	{"", "persistentvolumes", []string{"list", "watch"}},
 	{"gateway.networking.k8s.io", "referencegrants", []string{"list", "watch"}},
 	{"snapshot.storage.k8s.io", "volumesnapshotlinks", []string{"list", "watch"}},
+	{"snapshot.storage.k8s.io", "volumesnapshots", []string{"list", "watch"}},
 	{"storage.k8s.io", "storageclasses", []string{"list", "watch"}},
 }
 
