@@ -121,11 +121,13 @@ $(CODEGEN_TOOLS) &: test/tools/codegen/go.mod test/tools/codegen/go.sum
 
 # promtool (Prometheus' rule checker and tester) at the version
 # test/tools/monitoring pins, and promql-selectors, which lists the metrics
-# and labels PromQL expressions use, with Prometheus' parser.
+# and labels PromQL expressions use, with Prometheus' parser. Without the
+# service discoveries (remove_all_sd): rule checks and tests need none,
+# and their cloud SDKs are a large part of the build.
 $(MONITORING_TOOLS) &: test/tools/monitoring/go.mod test/tools/monitoring/go.sum test/tools/monitoring/promql-selectors/main.go
 	@echo "building promtool and promql-selectors (a few minutes the first time)"
 	@mkdir -p $(TOOLS)
-	set -o pipefail; cd test/tools/monitoring && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
+	set -o pipefail; cd test/tools/monitoring && GOFLAGS=-mod=mod $(GO) build -v -trimpath -tags remove_all_sd -o $(abspath $(TOOLS))/ \
 		github.com/prometheus/prometheus/cmd/promtool ./promql-selectors 2>&1 | $(PROGRESS)
 	@touch $(MONITORING_TOOLS)
 
