@@ -18,9 +18,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
+	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
 // targetLabels are the labels Prometheus adds to every scraped series (the
@@ -122,6 +125,22 @@ func TestE2EMonitoring(t *testing.T) {
 	waitBound(t, test, "restore")
 
 	expectDenied(t, tryCreateContentJSON(ctx, contentJSON(ns, ns+"-unnamed", "monitoring.example.com", "", "", ""), false), "spec.volumeSnapshotRef.name")
+	// A webhook kube-apiserver cannot reach, failing open, as the
+	// deployed webhook (failurePolicy Ignore) does when it is down.
+	unreachable := ns + "-unreachable"
+	ignore := admissionregistrationv1.Ignore
+	if err := world.RegisterValidatingHook(ctx, localenv.ValidatingHook{Config: "e2e-" + unreachable, Hook: "unreachable.snapshot.storage.k8s.io",
+		URL: "https://127.0.0.1:1/volumesnapshot", CABundle: ca.PEM, FailurePolicy: &ignore, Labels: map[string]string{webhookLabel: unreachable},
+		Rule: admissionregistrationv1.RuleWithOperations{Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Create},
+			Rule: admissionregistrationv1.Rule{APIGroups: []string{"snapshot.storage.k8s.io"}, APIVersions: []string{"v1"}, Resources: []string{"volumesnapshotcontents"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = world.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), "e2e-"+unreachable, metav1.DeleteOptions{})
+	})
+	if err := tryCreateContentJSON(ctx, contentJSON(unreachable, unreachable+"-content", "monitoring.example.com", "snap", "uid-1", ""), true); err != nil {
+		t.Fatalf("a create through a webhook that fails open: %v", err)
+	}
 
 	api := transferClient(t)
 	createPVC(t, prod, "moved", class)
@@ -135,6 +154,13 @@ func TestE2EMonitoring(t *testing.T) {
 	accept(t, api, test, prod, "move", token)
 	waitTransferGone(t, api, prod, test, nil)
 	scrapeAll()
+
+	// The rules' kube-apiserver metrics (its calls to the webhook).
+	raw, err := world.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addFamilies(t, "kube-apiserver", raw, exported)
 
 	used := usedByRulesAndDashboard(t)
 	for _, name := range slices.Sorted(maps.Keys(used)) {
@@ -199,6 +225,13 @@ func scrapeInto(t *testing.T, component, addr string, exported map[string]map[st
 	if err != nil {
 		t.Fatal(err)
 	}
+	addFamilies(t, component, body, exported)
+}
+
+// addFamilies adds the metric families of body, in the text exposition
+// format, with their label names, to exported.
+func addFamilies(t *testing.T, component string, body []byte, exported map[string]map[string]bool) {
+	t.Helper()
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
 	if err != nil {

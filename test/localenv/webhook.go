@@ -74,14 +74,19 @@ type ValidatingHook struct {
 	Rule admissionregistrationv1.RuleWithOperations
 	// Labels, if set, limit the hook to objects that carry them.
 	Labels map[string]string
+	// FailurePolicy is Fail when nil.
+	FailurePolicy *admissionregistrationv1.FailurePolicyType
 }
 
 // RegisterValidatingHook registers h with failurePolicy Fail (a failed
-// call is a failed request), sideEffects None (so dry-run requests go
+// call is a failed request) unless h says otherwise, sideEffects None (so dry-run requests go
 // through it too) and a 5 s timeout. The caller deletes the configuration
 // (h.Config) when done.
 func (e *Env) RegisterValidatingHook(ctx context.Context, h ValidatingHook) error {
 	fail, none, timeout := admissionregistrationv1.Fail, admissionregistrationv1.SideEffectClassNone, int32(5)
+	if h.FailurePolicy != nil {
+		fail = *h.FailurePolicy
+	}
 	hook := admissionregistrationv1.ValidatingWebhook{
 		Name:                    h.Hook,
 		ClientConfig:            admissionregistrationv1.WebhookClientConfig{URL: &h.URL, CABundle: h.CABundle},
