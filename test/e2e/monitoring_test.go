@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -54,14 +55,18 @@ func TestE2EMonitoring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The validator and the transfer controller act on the whole cluster:
+	// left running, they would act in the later tests of the suite too.
 	validator, err := world.StartValidator(ctx, "monitoring-validator", "--feature-gates=CrossNamespaceSourceProvisioning=true", "--v=2")
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(validator.Kill)
 	transfer, err := world.StartTransferController(ctx, "monitoring-transfer", "--retention=2s", "--v=2")
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(transfer.Kill)
 	ns := namespace(t, "monitoring")
 	// The webhook with its DELETE guard, whose held snapshots are a gauge.
 	if _, err := world.Cluster.Kubectl(ctx, "apply", "-f", filepath.Join(world.Root, "deploy", "overlays", "webhook-guard", "rbac.yaml")); err != nil {
@@ -73,6 +78,7 @@ func TestE2EMonitoring(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { webhook.Stop(5 * time.Second) })
 	registerWebhook(t, ctx, ns, webhook, ca.PEM)
 	addrs := map[string]string{"csi-provisioner": sidecar.HTTPAddr, "volume-data-source-validator": validator.HTTPAddr,
 		"storage-transfer-controller": transfer.HTTPAddr, "snapshot-validation-webhook": webhook.HTTPAddr}
@@ -111,6 +117,7 @@ func TestE2EMonitoring(t *testing.T) {
 		t.Fatal(err)
 	}
 	addrs["csi-provisioner"] = sidecar.HTTPAddr
+	t.Cleanup(sidecar.Kill)
 	waitFor(t, "the patient sidecar to send the CreateVolume", func(context.Context) bool {
 		running, err := scrapeSeries(sidecar.HTTPAddr, `csi_provisioner_inflight_create_volumes{state="running"}`)
 		return err == nil && running >= 1
