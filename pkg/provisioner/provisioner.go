@@ -172,11 +172,10 @@ func (p *Provisioner) Provision(ctx context.Context, opts controller.ProvisionOp
 	p.refusals.waitingSince(claim.UID, claim.CreationTimestamp.Time)
 	// The claim may have gone, been bound or handed over while it was
 	// decided, its informer event handled before the note above: the
-	// cache, updated before that event, says so now.
-	if current, gerr := p.claims.PersistentVolumeClaims(claim.Namespace).Get(claim.Name); gerr != nil || current.UID != claim.UID {
+	// cache, updated before that event, says so now, and it waits no more.
+	if current, gerr := p.claims.PersistentVolumeClaims(claim.Namespace).Get(claim.Name); gerr != nil || current.UID != claim.UID ||
+		current.Spec.VolumeName != "" || !p.isOurs(current) {
 		p.refusals.forget(claim.UID)
-	} else {
-		p.ClaimChanged(current)
 	}
 	p.metrics.Observe(class.Name, src, p.policy.CrossesNamespaces(src), err)
 	if err != nil {
