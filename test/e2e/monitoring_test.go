@@ -145,9 +145,16 @@ func TestE2EMonitoring(t *testing.T) {
 	t.Cleanup(func() {
 		_ = world.Kube.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), "e2e-"+unreachable, metav1.DeleteOptions{})
 	})
-	if err := tryCreateContentJSON(ctx, contentJSON(unreachable, unreachable+"-content", "monitoring.example.com", "snap", "uid-1", ""), true); err != nil {
-		t.Fatalf("a create through a webhook that fails open: %v", err)
-	}
+	// kube-apiserver takes up a new configuration asynchronously: create
+	// (dry run) until it has called the hook, failed and let the create
+	// through, as its own metric says.
+	waitFor(t, "kube-apiserver to fail open on the unreachable webhook", func(ctx context.Context) bool {
+		if err := tryCreateContentJSON(ctx, contentJSON(unreachable, unreachable+"-content", "monitoring.example.com", "snap", "uid-1", ""), true); err != nil {
+			t.Fatalf("a create through a webhook that fails open: %v", err)
+		}
+		raw, err := world.Kube.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+		return err == nil && bytes.Contains(raw, []byte(`apiserver_admission_webhook_fail_open_count{name="unreachable.snapshot.storage.k8s.io"`))
+	})
 
 	api := transferClient(t)
 	createPVC(t, prod, "moved", class)
