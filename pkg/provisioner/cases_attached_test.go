@@ -11,8 +11,10 @@ import (
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 )
 
-// No DeleteVolume while a VolumeAttachment attaches the PV, as upstream v6.3
-// (canDeleteVolume) for drivers with PUBLISH_UNPUBLISH_VOLUME.
+// No DeleteVolume while a VolumeAttachment attaches the PV, as upstream
+// v6.4.0 (canDeleteVolume, and TestDeleteVolumeAttachment's in-use cases)
+// for drivers with PUBLISH_UNPUBLISH_VOLUME: the refusal is the library's
+// VolumeInUseError, which it retries without a warning event.
 
 // attaching is a driver with PUBLISH_UNPUBLISH_VOLUME.
 var attaching = capsWith(func(c *csiclient.Capabilities) { c.PublishUnpublishVolume = true })
@@ -27,15 +29,30 @@ func attachment() *storagev1.VolumeAttachment {
 func TestNoDeletionWhileAttached(t *testing.T) {
 	otherAttachment := attachment()
 	otherAttachment.Spec.Source.PersistentVolumeName = ptr.To("pvc-other")
+	notAttached := attachment()
+	notAttached.Status.Attached = false
+	detaching := attachment()
+	detaching.Status.Attached = true
+	detaching.DeletionTimestamp = ptr.To(metav1.Now())
+	detaching.Finalizers = []string{"external-attacher/" + driver}
 	runFramework(t, []frameworkCase{
 		{
 			name:    "an attached volume is not deleted; once detached it is",
 			caps:    attaching,
 			objects: []runtime.Object{provisionedVolume(), attachment()},
 			steps:   []step{deleteVolume(pvName), remove(attachment()), deleteVolume(pvName, deleted)},
-			want: []string{"delete " + pvName + ": error: persistentvolume " + pvName + " is still attached to node node-1",
+			want: []string{"delete " + pvName + ": in use: persistentvolume " + pvName + " is still attached to node node-1, waiting for detach",
 				"> volumeattachments csi-123 deleted",
 				"DeleteVolume id-" + pvName, "delete " + pvName + ": done"},
+		},
+		{
+			name:    "an attachment that is not attached yet, or is being deleted, still refuses, as upstream",
+			caps:    attaching,
+			objects: []runtime.Object{provisionedVolume(), notAttached},
+			steps:   []step{deleteVolume(pvName), remove(notAttached), update(detaching), deleteVolume(pvName)},
+			want: []string{"delete " + pvName + ": in use: persistentvolume " + pvName + " is still attached to node node-1, waiting for detach",
+				"> volumeattachments csi-123 deleted", "> volumeattachments csi-123 updated",
+				"delete " + pvName + ": in use: persistentvolume " + pvName + " is still attached to node node-1, waiting for detach"},
 		},
 		{
 			name:    "another volume's attachment does not matter",

@@ -187,7 +187,7 @@ func TestDeleteMigration(t *testing.T) {
 			caps:    attaching,
 			objects: []runtime.Object{inTreeVolume(), attachment()},
 			steps:   []step{deleteVolume(pvName)},
-			want:    []string{"delete " + pvName + ": error: persistentvolume " + pvName + " is still attached to node node-1"},
+			want:    []string{"delete " + pvName + ": in use: persistentvolume " + pvName + " is still attached to node node-1, waiting for detach"},
 		},
 		{
 			name:    "another plugin's in-tree PV is not this driver's",

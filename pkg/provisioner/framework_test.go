@@ -689,11 +689,15 @@ func describeSource(pv *v1.PersistentVolume) string {
 	return "an unknown source"
 }
 
-// describeErr names an error by its cause: a refusal's reason, an ignored
-// claim, a CSI status code, or the text.
+// describeErr names an error by its cause: a volume in use (only as the
+// library recognises it, unwrapped), a refusal's reason, an ignored claim, a
+// CSI status code, or the text.
 func describeErr(err error) string {
 	var refusedErr *RefusedError
 	var ignored *controller.IgnoredError
+	if inUse, ok := err.(*controller.VolumeInUseError); ok { //nolint:errorlint // as the library tests it
+		return "in use: " + inUse.Reason
+	}
 	switch {
 	case errors.As(err, &refusedErr):
 		return "refused " + refusedErr.Reason

@@ -84,7 +84,7 @@ func TestUnsavedVolumeIsRetriedUntilSaved(t *testing.T) {
 }
 
 // A released volume of a driver that attaches volumes is deleted only once
-// no VolumeAttachment attaches it any more. As upstream, the check reads
+// no VolumeAttachment attaches it any more, and the wait is no failure. As upstream, the check reads
 // the VolumeAttachment cache: the attachment is created before the claim
 // (its PV's name is pvc-<claim UID>), so the cache shows it by the time the
 // PV is released, as it does in a cluster, where the attachment exists
@@ -109,15 +109,26 @@ func TestAttachedVolumeIsDeletedOnlyWhenDetached(t *testing.T) {
 	if _, err := e.kube.CoreV1().PersistentVolumes().UpdateStatus(e.ctx, pv, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor("a failed deletion of the attached volume", func() bool {
+	// As upstream v6.4.0: a Normal event says the deletion waits, and no
+	// VolumeFailedDelete warning is recorded for it.
+	e.waitFor("the deletion of the attached volume to wait for its detach", func() bool {
 		events, _ := e.kube.CoreV1().Events("").List(e.ctx, metav1.ListOptions{})
 		for _, ev := range events.Items {
-			if ev.Reason == "VolumeFailedDelete" && strings.Contains(ev.Message, "is still attached to node node-1") {
+			if ev.Type == v1.EventTypeNormal && ev.Reason == "VolumeDelete" && strings.Contains(ev.Message, "is still attached to node node-1, waiting for detach") {
 				return true
 			}
 		}
 		return false
 	})
+	events, err := e.kube.CoreV1().Events("").List(e.ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events.Items {
+		if ev.Reason == "VolumeFailedDelete" {
+			t.Errorf("a warning for a volume that waits for its detach: %s %s: %s", ev.Type, ev.Reason, ev.Message)
+		}
+	}
 	if n := len(e.driver.DeleteVolumeRequests()); n != 0 {
 		t.Fatalf("DeleteVolume was called %d times while the volume was attached", n)
 	}

@@ -338,11 +338,13 @@ loop:
 		return off + 2, nil
 	}
 
+	// Trailing root label
 	if off < len(msg) {
 		msg[off] = 0
+		return off + 1, nil
 	}
 
-	return off + 1, nil
+	return off, ErrBuf
 }
 
 // isRootLabel returns whether s or bs, from off to end, is the root
