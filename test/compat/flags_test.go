@@ -1,9 +1,6 @@
 package compat
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -16,7 +13,7 @@ import (
 )
 
 // upstreamFlagList is the list of upstream's flags, see its header.
-const upstreamFlagList = "testdata/upstream-v6.3.0.flags"
+const upstreamFlagList = "testdata/upstream-" + upstreamRelease + ".flags"
 
 // ownFlags are the flags this sidecar has beyond upstream's; the README's
 // flag section lists them as this sidecar's.
@@ -81,15 +78,8 @@ var (
 // upstream binary itself, when `make tools` has built it: the same flags,
 // and the defaults its --help shows (pflag leaves zero defaults out).
 func TestFixtureMatchesUpstreamHelp(t *testing.T) {
-	bin, err := filepath.Abs(filepath.Join("..", "..", ".cache", "bin", "upstream-csi-provisioner"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Skipf("the upstream binary is not built (make tools builds it): %v", err)
-	}
-	out, _ := exec.Command(bin, "--help").CombinedOutput() // exits 0 or 2 depending on the pflag version
-	shown := map[string]string{}                           // flag → its usage, continuation lines joined
+	bin, out := upstreamHelp(t)
+	shown := map[string]string{} // flag → its usage, continuation lines joined
 	var order []string
 	current := ""
 	for _, line := range strings.Split(string(out), "\n") {
