@@ -34,11 +34,11 @@ import (
 	"k8s.io/utils/ptr"
 )
 
-// upstreamRBAC is the upstream csi-provisioner v6.3.0's RBAC, verbatim.
-const upstreamRBAC = "testdata/upstream-v6.3.0-rbac.yaml"
+// upstreamRBAC is the upstream csi-provisioner v6.4.0's RBAC, verbatim.
+const upstreamRBAC = "testdata/upstream-v6.4.0-rbac.yaml"
 
 // TestE2EUpstreamRBAC is the drop-in promise for RBAC: an operator who swaps
-// upstream's image for this one and keeps upstream's v6.3 RBAC unchanged
+// upstream's image for this one and keeps upstream's v6.4.0 RBAC unchanged
 // restores snapshots and clones claims, and the sidecar does not storm the
 // API server with LISTs of what that RBAC lets it list but not watch
 // (VolumeSnapshotContents: upstream GETs each one) or not list at all
