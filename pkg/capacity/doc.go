@@ -87,8 +87,8 @@
 //
 // # Where it differs from upstream
 //
-// Only where upstream fails or does needless work: there is no fallback to
-// the v1beta1 API (v1 is served since Kubernetes 1.24); a controller
+// Only where upstream fails or does needless work (the v1 API only, with no
+// fallback to v1beta1, is as upstream since v6.4.0): a controller
 // reference of another owner (e.g. of an earlier deployment) is replaced
 // rather than a second one appended, which the API server would reject;
 // of duplicate objects the oldest stays; and the controller trusts its own

@@ -124,6 +124,6 @@ func servesTopology(allowed []v1.TopologySelectorTerm, node *Local) error {
 	}
 	selected := &topology.SelectedNode{Name: node.Name, Keys: node.keys(), Labels: node.Segment}
 	_, err := topology.Requirement(topology.Input{AllowedTopologies: allowed, Selected: selected,
-		NodeLabels: []map[string]string{node.Segment}})
+		Nodes: []topology.Node{{Name: node.Name, Keys: node.keys(), Labels: node.Segment}}})
 	return err
 }

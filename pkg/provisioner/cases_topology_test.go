@@ -14,7 +14,10 @@ import (
 // Topology as upstream computes it, from the node and CSINode caches. The
 // rules themselves are table-tested in pkg/topology.
 
-const zoneKey = "topology.example.com/zone"
+const (
+	zoneKey = "topology.example.com/zone"
+	rackKey = "topology.example.com/rack"
+)
 
 // topologyAware is a driver with VOLUME_ACCESSIBILITY_CONSTRAINTS.
 var topologyAware = capsWith(func(c *csiclient.Capabilities) { c.AccessibilityConstraints = true })
@@ -67,6 +70,25 @@ func TestTopology(t *testing.T) {
 			steps:   []step{provisionOn("test/data", "n-b", created)},
 			want: []string{
 				create + " in [" + zoneKey + "=a " + zoneKey + "=b " + zoneKey + "=c] preferring [" + zoneKey + "=b " + zoneKey + "=c " + zoneKey + "=a]",
+				provisioned,
+			},
+		},
+		{
+			// As v6.4.0 (#1582): a node with the zone label but without the
+			// driver's registration counts for no zone, and a node that
+			// registered a finer key set adds segments of its own.
+			name:    "immediate binding aggregates each registered key set, over the nodes that registered it",
+			caps:    topologyAware,
+			options: func(o *Options) { o.ImmediateTopology = true },
+			objects: threeZones(ours(),
+				&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n-unregistered", Labels: map[string]string{zoneKey: "d"}}},
+				&v1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n-rack", Labels: map[string]string{zoneKey: "a", rackKey: "1"}}},
+				&storagev1.CSINode{ObjectMeta: metav1.ObjectMeta{Name: "n-rack"},
+					Spec: storagev1.CSINodeSpec{Drivers: []storagev1.CSINodeDriver{{Name: driver, NodeID: "n-rack", TopologyKeys: []string{rackKey, zoneKey}}}}}),
+			steps: []step{provision("test/data", created)},
+			want: []string{
+				create + " in [" + zoneKey + "=a " + zoneKey + "=b " + zoneKey + "=c " + rackKey + "=1," + zoneKey + "=a] preferring [" +
+					zoneKey + "=b " + zoneKey + "=c " + rackKey + "=1," + zoneKey + "=a " + zoneKey + "=a]",
 				provisioned,
 			},
 		},

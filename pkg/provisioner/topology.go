@@ -37,7 +37,10 @@ func (p *Provisioner) topologyRequirement(opts controller.ProvisionOptions) (*cs
 	return req, "", nil
 }
 
-// topologyInput reads what topology.Requirement needs from the caches.
+// topologyInput reads what topology.Requirement needs from the caches: the
+// selected node, and every node whose CSINode lists the driver, with the
+// keys registered there (in the CSINodes' order by name, so that every
+// retry of a claim computes the same requirement).
 func (p *Provisioner) topologyInput(opts controller.ProvisionOptions) (topology.Input, error) {
 	in := topology.Input{AllowedTopologies: opts.StorageClass.AllowedTopologies, ClaimName: opts.PVC.Name,
 		Strict: p.opts.StrictTopology, Immediate: p.opts.ImmediateTopology}
@@ -50,22 +53,22 @@ func (p *Provisioner) topologyInput(opts controller.ProvisionOptions) (topology.
 		if node, err := p.nodes.Get(name); err == nil {
 			in.Selected.Labels = node.Labels
 		}
-	} else {
-		csiNodes, err := p.csiNodes.List(labels.Everything())
-		if err != nil {
-			return in, fmt.Errorf("error listing CSINodes: %w", err)
-		}
-		slices.SortFunc(csiNodes, func(a, b *storagev1.CSINode) int { return strings.Compare(a.Name, b.Name) })
-		for _, cn := range csiNodes {
-			in.DriverKeys = append(in.DriverKeys, p.topologyKeys(cn))
-		}
 	}
-	nodes, err := p.nodes.List(labels.Everything())
+	csiNodes, err := p.csiNodes.List(labels.Everything())
 	if err != nil {
-		return in, fmt.Errorf("error listing nodes: %w", err)
+		return in, fmt.Errorf("error listing CSINodes: %w", err)
 	}
-	for _, n := range nodes {
-		in.NodeLabels = append(in.NodeLabels, n.Labels)
+	slices.SortFunc(csiNodes, func(a, b *storagev1.CSINode) int { return strings.Compare(a.Name, b.Name) })
+	for _, cn := range csiNodes {
+		keys := p.topologyKeys(cn)
+		if len(keys) == 0 {
+			continue
+		}
+		n := topology.Node{Name: cn.Name, Keys: keys}
+		if node, err := p.nodes.Get(cn.Name); err == nil {
+			n.Labels = node.Labels
+		}
+		in.Nodes = append(in.Nodes, n)
 	}
 	return in, nil
 }

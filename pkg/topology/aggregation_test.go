@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"slices"
 	"testing"
 
 	v1 "k8s.io/api/core/v1"
@@ -44,9 +45,50 @@ func TestTopologyAggregation(t *testing.T) {
 		{name: "random node: one node has been upgraded",
 			cluster: cluster{[]map[string]string{seg("another", "zone1"), seg("another", "zone2"), seg("zone", "zone3")}, [][]string{nil, nil, zoneOnly}},
 			want:    []map[string]string{seg("zone", "zone3")}},
-		{name: "random node: labeled nodes count without the driver's keys in their CSINode",
+		// Since v6.4.0 (#1582), labels alone do not put a node into the
+		// aggregated topology: the driver must have registered the keys on
+		// it. The cases below are v6.4.0's.
+		{name: "random node: labeled nodes whose driver reported no topology keys are not included",
 			cluster: cluster{[]map[string]string{seg("zone", "zone1"), seg("zone", "zone2"), seg("zone", "zone3")}, [][]string{nil, nil, zoneOnly}},
-			want:    []map[string]string{seg("zone", "zone1"), seg("zone", "zone2"), seg("zone", "zone3")}},
+			want:    []map[string]string{seg("zone", "zone3")}},
+		{name: "random node: labeled node without the driver registered is not included",
+			cluster: cluster{[]map[string]string{seg("zone", "zone1"), seg("zone", "zone2")}, [][]string{zoneOnly}},
+			want:    []map[string]string{seg("zone", "zone1")}},
+		{name: "different keys across cluster: each key set is aggregated on its own",
+			cluster: cluster{[]map[string]string{seg("zone", "zone1"), seg("zone", "zone1", "rack", "rackA"), seg("zone", "zone1", "rack", "rackA")},
+				[][]string{zoneOnly, keys("zone", "rack"), keys("zone", "rack")}},
+			want: []map[string]string{seg("zone", "zone1"), seg("rack", "rackA", "zone", "zone1")}},
+		{name: "different keys across cluster: node reporting fewer keys is not dropped",
+			cluster: cluster{[]map[string]string{seg("region", "us-east"), seg("region", "us-west", "zone", "zone1"), seg("region", "us-west", "zone", "zone2")},
+				[][]string{keys("region"), keys("region", "zone"), keys("region", "zone")}},
+			want: []map[string]string{seg("region", "us-east"), seg("region", "us-west"),
+				seg("region", "us-west", "zone", "zone1"), seg("region", "us-west", "zone", "zone2")}},
+		{name: "disjoint keys across cluster",
+			cluster: cluster{[]map[string]string{seg("region", "us-east"), seg("zone", "zone1")}, [][]string{keys("region"), zoneOnly}},
+			want:    []map[string]string{seg("region", "us-east"), seg("zone", "zone1")}},
+		{name: "disjoint keys across cluster, both labels on every node",
+			cluster: cluster{[]map[string]string{seg("region", "us-east", "zone", "zone1"), seg("region", "us-west", "zone", "zone2")},
+				[][]string{keys("region"), zoneOnly}},
+			want: []map[string]string{seg("region", "us-east"), seg("zone", "zone2")}},
+		{name: "unregistered node with labels for multiple key sets",
+			cluster: cluster{[]map[string]string{seg("region", "us-east"), seg("zone", "zone1"), seg("region", "us-west", "zone", "zone2")},
+				[][]string{keys("region"), zoneOnly, nil}},
+			want: []map[string]string{seg("region", "us-east"), seg("zone", "zone1")}},
+		{name: "finer registration contributes to the coarser key set",
+			cluster: cluster{[]map[string]string{seg("region", "us-east", "zone", "zone1"), seg("region", "us-east", "zone", "zone2")},
+				[][]string{keys("region"), keys("region", "zone")}},
+			want: []map[string]string{seg("region", "us-east"), seg("region", "us-east", "zone", "zone2")}},
+		{name: "selected node: labeled node whose driver reported no topology keys is not included", selectFirst: true,
+			cluster: cluster{[]map[string]string{seg("zone", "zone1"), seg("zone", "zone2"), seg("zone", "zone3")}, [][]string{zoneOnly, nil, zoneOnly}},
+			want:    []map[string]string{seg("zone", "zone1"), seg("zone", "zone3")}, wantStrict: []map[string]string{seg("zone", "zone1")}},
+		{name: "selected node: labeled node without the driver registered is not included", selectFirst: true,
+			cluster: cluster{[]map[string]string{seg("zone", "zone1"), seg("zone", "zone2")}, [][]string{zoneOnly}},
+			want:    []map[string]string{seg("zone", "zone1")}},
+		{name: "selected node: node that registered different keys is not included", selectFirst: true,
+			cluster: cluster{[]map[string]string{seg("region", "us-east"), seg("region", "us-west", "zone", "zone1"), seg("region", "us-central", "zone", "zone2")},
+				[][]string{keys("region"), zoneOnly, keys("region", "zone")}},
+			want:       []map[string]string{seg("region", "us-central"), seg("region", "us-east")},
+			wantStrict: []map[string]string{seg("region", "us-east")}},
 		{name: "selected node: it lacks the labels", selectFirst: true,
 			cluster: cluster{[]map[string]string{seg("foo", "bar")}, sameKeys(3, zoneOnly)}, wantErr: true},
 		{name: "selected node: no CSINode", selectFirst: true,
@@ -134,6 +176,37 @@ func TestPreferredTopologies(t *testing.T) {
 					t.Errorf("preferred = %v, want %v", segments(got.GetPreferred()), want)
 				}
 			})
+		})
+	}
+}
+
+// The cases of v6.4.0's TestDistinctTopologyKeySets: the key sets the
+// driver registered, each sorted, without repeats, in order.
+func TestDistinctKeySets(t *testing.T) {
+	regionZone, zoneRegion := keys("region", "zone"), keys("zone", "region")
+	tests := []struct {
+		name       string
+		registered [][]string
+		want       [][]string
+	}{
+		{name: "no CSINodes"},
+		{name: "driver has not registered any topology key", registered: [][]string{nil, nil}},
+		{name: "same key set on every node", registered: [][]string{regionZone, regionZone}, want: [][]string{regionZone}},
+		{name: "same key set reported in a different order", registered: [][]string{regionZone, zoneRegion}, want: [][]string{regionZone}},
+		{name: "different key sets across cluster", registered: [][]string{regionZone, keys("region"), regionZone},
+			want: [][]string{keys("region"), regionZone}},
+		{name: "nodes without registered keys are skipped", registered: [][]string{nil, keys("zone")}, want: [][]string{keys("zone")}},
+		{name: "disjoint key sets", registered: [][]string{keys("zone"), keys("region")}, want: [][]string{keys("region"), keys("zone")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var nodes []Node
+			for _, k := range tt.registered {
+				nodes = append(nodes, Node{Keys: k})
+			}
+			if got := distinctKeySets(nodes); !slices.EqualFunc(got, tt.want, slices.Equal) {
+				t.Errorf("distinctKeySets = %v, want %v", got, tt.want)
+			}
 		})
 	}
 }

@@ -1,6 +1,7 @@
 package topology
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -42,6 +43,17 @@ func fuzzTerms(s string) []v1.TopologySelectorTerm {
 	return terms
 }
 
+// fuzzNodes are nodes with labels, the driver registered on each either
+// keys (comma-separated), the first of them, or nothing, in turn.
+func fuzzNodes(keys, labels string) []Node {
+	all := strings.Split(keys, ",")
+	var nodes []Node
+	for i, l := range fuzzLabels(labels) {
+		nodes = append(nodes, Node{Name: fmt.Sprintf("node-%d", i), Labels: l, Keys: [][]string{all, all[:1], nil}[i%3]})
+	}
+	return nodes
+}
+
 // FuzzRequirement checks that Requirement and NodeAffinity never panic on
 // any StorageClass allowedTopologies, node labels and topology keys, and
 // that a requirement is well formed: requisite segments sorted and
@@ -63,8 +75,7 @@ func FuzzRequirement(f *testing.F) {
 		in := Input{
 			AllowedTopologies: fuzzTerms(allowed),
 			ClaimName:         claimName,
-			DriverKeys:        [][]string{nil, strings.Split(keys, ",")},
-			NodeLabels:        fuzzLabels(nodeLabels),
+			Nodes:             fuzzNodes(keys, nodeLabels),
 			Strict:            strict,
 			Immediate:         immediate,
 		}

@@ -1,13 +1,15 @@
 // Package topology computes the CSI topology requirement of a new volume and
 // the node affinity of its PV.
 //
-// It follows the upstream csi-provisioner v6.3's rules
+// It follows the upstream csi-provisioner v6.4.0's rules
 // (GenerateAccessibilityRequirements) in a pure form: the caller gathers
-// the driver's topology keys (from CSINode objects) and node labels out of
-// informer caches and passes values in. One deliberate difference: for
-// immediate binding upstream takes the topology keys of a random CSINode;
-// here the caller passes them in a stable order and the first are taken, so
-// that every retry of a claim computes the same requirement.
+// each node's labels and the topology keys the driver registered in its
+// CSINode out of informer caches and passes values in. As v6.4.0 (#1582),
+// every distinct key set the driver registered is aggregated on its own
+// for immediate binding, and a node counts under a key set only when the
+// driver registered those keys on it. Where upstream keeps the requisite
+// terms of a claim in memory so that its retries compute the same
+// requirement, the result here depends on the cluster's state alone.
 package topology
 
 import (
@@ -34,6 +36,17 @@ type SelectedNode struct {
 	Labels map[string]string
 }
 
+// Node is a node of the cluster whose CSINode lists the driver.
+type Node struct {
+	// Name is the node's name.
+	Name string
+	// Keys are the topology keys the driver registered in the node's
+	// CSINode; none when it registered none.
+	Keys []string
+	// Labels are the node's labels; nil when there is no Node object.
+	Labels map[string]string
+}
+
 // Input is everything Requirement looks at.
 type Input struct {
 	// AllowedTopologies comes from the StorageClass.
@@ -43,13 +56,12 @@ type Input struct {
 	ClaimName string
 	// Selected is the node the scheduler picked, nil for immediate binding.
 	Selected *SelectedNode
-	// DriverKeys are the topology keys of the driver in each CSINode that
-	// lists the driver, in a stable order; immediate binding uses the first
-	// that is not empty.
-	DriverKeys [][]string
-	// NodeLabels are the labels of every node, whose values for the keys
-	// make up the segments of the cluster.
-	NodeLabels []map[string]string
+	// Nodes are the nodes whose CSINode lists the driver: their labels'
+	// values for the keys the driver registered on them make up the
+	// segments of the cluster. Nodes without registered keys count for
+	// nothing, whatever their labels (a CO may offer only topology the
+	// driver reported).
+	Nodes []Node
 	// Strict restricts a late-bound volume to the selected node's segment
 	// (--strict-topology).
 	Strict bool
@@ -129,8 +141,11 @@ func checkAllowed(allowed []v1.TopologySelectorTerm, node string, selected term)
 }
 
 // candidates are the requisite segments when the selected node alone is not
-// the answer: allowedTopologies, or every segment of the cluster for the
-// driver's keys; nil when the volume has no constraint.
+// the answer: allowedTopologies, or every segment of the cluster; nil when
+// the volume has no constraint. The segments of the cluster are, with a
+// selected node, those of its keys; for immediate binding, those of each
+// distinct key set the driver registered, combined. Either way a node
+// counts under keys only when the driver registered them on it.
 func candidates(in Input) ([]term, error) {
 	if len(in.AllowedTopologies) != 0 {
 		return flatten(in.AllowedTopologies), nil
@@ -138,32 +153,67 @@ func candidates(in Input) ([]term, error) {
 	if in.Selected == nil && !in.Immediate {
 		return nil, nil
 	}
-	var keys []string
+	var terms []term
 	if in.Selected != nil {
-		keys = in.Selected.Keys
-	} else if keys = firstKeys(in.DriverKeys); len(keys) == 0 {
+		if terms = segmentsOf(in.Nodes, in.Selected.Keys); len(terms) == 0 {
+			return nil, fmt.Errorf("topologyKeys %v were not found on any nodes", in.Selected.Keys)
+		}
+		return terms, nil
+	}
+	keySets := distinctKeySets(in.Nodes)
+	if len(keySets) == 0 {
 		// The driver has registered no topology on any node yet.
 		return nil, fmt.Errorf("no available topology found")
 	}
-	var terms []term
-	for _, labels := range in.NodeLabels {
-		if t, ok := termOf(labels, keys); ok {
-			terms = append(terms, t)
-		}
+	for _, keys := range keySets {
+		terms = append(terms, segmentsOf(in.Nodes, keys)...)
 	}
 	if len(terms) == 0 {
-		return nil, fmt.Errorf("topologyKeys %v were not found on any nodes", keys)
+		return nil, fmt.Errorf("topologyKeys %v were not found on any nodes", keySets)
 	}
 	return terms, nil
 }
 
-func firstKeys(all [][]string) []string {
-	for _, keys := range all {
-		if len(keys) > 0 {
-			return keys
+// distinctKeySets are the key sets the driver registered on nodes, each
+// sorted, without repeats, in order.
+func distinctKeySets(nodes []Node) [][]string {
+	var sets [][]string
+	for _, n := range nodes {
+		if len(n.Keys) == 0 {
+			continue
+		}
+		keys := slices.Compact(slices.Sorted(slices.Values(n.Keys)))
+		if !slices.ContainsFunc(sets, func(s []string) bool { return slices.Equal(s, keys) }) {
+			sets = append(sets, keys)
 		}
 	}
-	return nil
+	slices.SortFunc(sets, slices.Compare)
+	return sets
+}
+
+// segmentsOf returns the segment for keys of each node the driver
+// registered all of keys on and whose labels have them.
+func segmentsOf(nodes []Node, keys []string) []term {
+	var terms []term
+	for _, n := range nodes {
+		if !covers(n.Keys, keys) {
+			continue
+		}
+		if t, ok := termOf(n.Labels, keys); ok {
+			terms = append(terms, t)
+		}
+	}
+	return terms
+}
+
+// covers reports whether registered holds every key of keys.
+func covers(registered, keys []string) bool {
+	for _, k := range keys {
+		if !slices.Contains(registered, k) {
+			return false
+		}
+	}
+	return len(registered) > 0
 }
 
 // prefer orders the (sorted) requisite segments for the preferred list.

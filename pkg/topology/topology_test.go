@@ -11,7 +11,7 @@ import (
 	v1 "k8s.io/api/core/v1"
 )
 
-// The cases of the upstream csi-provisioner v6.3's topology_test.go
+// The cases of the upstream csi-provisioner v6.4.0's topology_test.go
 // (TestStatefulSetSpreading, TestAllowedTopologies, TestTopologyAggregation,
 // TestPreferredTopologies): the same cluster, class and claim as input and
 // the same requisite and preferred segments as result. Where upstream
@@ -70,9 +70,20 @@ func sameKeys(n int, k []string) [][]string {
 
 // input builds the Input: immediate binding, or the first node selected.
 func (c cluster) input(allowedTopologies []v1.TopologySelectorTerm, selectFirst bool, claim string, strict, immediate bool) Input {
-	in := Input{AllowedTopologies: allowedTopologies, ClaimName: claim, NodeLabels: c.labels, Strict: strict, Immediate: immediate}
+	in := Input{AllowedTopologies: allowedTopologies, ClaimName: claim, Strict: strict, Immediate: immediate}
+	for i := range max(len(c.labels), len(c.keys)) {
+		n := Node{Name: fmt.Sprintf("node-%d", i)}
+		if i < len(c.keys) {
+			n.Keys = c.keys[i]
+		}
+		if i < len(c.labels) {
+			n.Labels = c.labels[i]
+		}
+		if len(n.Keys) > 0 { // as the provisioner gathers them
+			in.Nodes = append(in.Nodes, n)
+		}
+	}
 	if !selectFirst {
-		in.DriverKeys = c.keys
 		return in
 	}
 	in.Selected = &SelectedNode{Name: "node-0"}
