@@ -1,6 +1,6 @@
 // Package capacity publishes the driver's storage capacity as
 // CSIStorageCapacity objects for the scheduler (KEP-1472, "with central
-// controller"), as the upstream external-provisioner v6.3.0 does with
+// controller"), as the upstream external-provisioner v6.4.0 does with
 // --enable-capacity.
 //
 // # What it keeps

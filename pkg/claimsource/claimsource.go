@@ -11,7 +11,7 @@
 //	          → driver capability → snapshot or clone checks (Decide)
 //
 // Across namespaces the grant admits a VolumeSnapshot (KEP-3294) or a
-// PersistentVolumeClaim to clone (as the upstream provisioner v6.3 does);
+// PersistentVolumeClaim to clone (as the upstream provisioner v6.4.0 does);
 // the clone checks are then the same as within a namespace.
 //
 // A VolumeSnapshotLink (KEP-3294's alternative) is one more kind in the
@@ -133,7 +133,7 @@ func (v Verdict) HoldsSource() bool {
 // reference → gate → grant. It does not look at the source object itself,
 // so it answers whether the claim may use its source at all, not whether it
 // can now. Across namespaces, a VolumeSnapshot (KEP-3294) and a
-// PersistentVolumeClaim to clone (as the upstream provisioner v6.3 allows)
+// PersistentVolumeClaim to clone (as the upstream provisioner v6.4.0 allows)
 // are both admitted by a ReferenceGrant in the source's namespace; other
 // kinds are a populator's, and a VolumeSnapshotLink must be local.
 func Admit(in Input) Verdict {
@@ -155,7 +155,7 @@ func Admit(in Input) Verdict {
 		return Verdict{Action: LeaveAlone, Reason: ReasonCrossNamespaceDisabled, Message: fmt.Sprintf(
 			"spec.dataSourceRef.namespace names %s, but the provisioner's CrossNamespaceSourceProvisioning feature gate is off; the claim is not provisioned", src)}
 	}
-	// A VolumeSnapshot or, as in the upstream provisioner v6.3, a
+	// A VolumeSnapshot or, as in the upstream provisioner v6.4.0, a
 	// PersistentVolumeClaim to clone: the grant in its namespace decides.
 	return admitGrant(in.Grant, src)
 }

@@ -16,7 +16,7 @@ import (
 
 // A clone across namespaces: the claim test/clone names the
 // PersistentVolumeClaim prod/src in spec.dataSourceRef.namespace. The grant
-// cases are those of the upstream provisioner v6.3's TestProvisionFromPVC
+// cases are those of the upstream provisioner v6.4.0's TestProvisionFromPVC
 // ("xns PersistentVolumeClaim data source ..."), decided by the real grant
 // rule over grants of either API version, as the grant cache decides them.
 

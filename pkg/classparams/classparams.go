@@ -1,6 +1,6 @@
 // Package classparams reads the StorageClass parameters reserved for the
 // sidecar: the fsType and the secret references with their ${...}
-// templates. It follows the upstream csi-provisioner v6.3 to the letter,
+// templates. It follows the upstream csi-provisioner v6.4.0 to the letter,
 // deprecated spellings included, so a StorageClass written for it provisions
 // the same volume here. Everything else is passed to the driver untouched.
 // The package is pure.

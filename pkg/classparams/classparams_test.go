@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Cases ported from the upstream csi-provisioner v6.3's
+// Cases ported from the upstream csi-provisioner v6.4.0's
 // TestStripPrefixedCSIParams.
 func TestDriverParameters(t *testing.T) {
 	allPrefixed := map[string]string{FSTypeKey: "csiBar", DefaultSecret.NameKey: "csiBar", DefaultSecret.NamespaceKey: "csiBar"}
@@ -50,7 +50,7 @@ func TestDriverParameters(t *testing.T) {
 	}
 }
 
-// Cases ported from the upstream csi-provisioner v6.3's
+// Cases ported from the upstream csi-provisioner v6.4.0's
 // TestFSTypeProvision and the "multiple fsType provision" case.
 func TestFSType(t *testing.T) {
 	tests := []struct {

@@ -34,7 +34,7 @@ func runSecretCases(t *testing.T, tests []secretCase) {
 	}
 }
 
-// The cases of the upstream csi-provisioner v6.3's TestGetSecretReference
+// The cases of the upstream csi-provisioner v6.4.0's TestGetSecretReference
 // (inputs and expected results), with the error texts.
 func TestResolveAsUpstream(t *testing.T) {
 	np, prov := NodePublishSecret, ProvisionerSecret

@@ -3,7 +3,7 @@ package features
 import "k8s.io/component-base/featuregate"
 
 // apiServerGates are the k8s.io/apiserver feature gates that the upstream
-// csi-provisioner v6.3 accepts on --feature-gates, because it registers its
+// csi-provisioner v6.4.0 accepts on --feature-gates, because it registers its
 // own gates on the API server library's global gate. They govern an API
 // server, not a client such as this sidecar: they are accepted, under
 // upstream's maturity and default, so that a --feature-gates list written
@@ -36,6 +36,7 @@ var apiServerGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	"StructuredAuthenticationConfigurationEgressSelector": {Default: true, PreRelease: featuregate.Beta},
 	"StructuredAuthenticationConfigurationJWKSMetrics":    {Default: true, PreRelease: featuregate.Beta},
 	"TokenRequestServiceAccountUIDValidation":             {Default: true, PreRelease: featuregate.Beta},
+	"UnauthenticatedHTTP2DOSMitigation":                   {Default: true, PreRelease: featuregate.Beta},
 	"UnknownVersionInteroperabilityProxy":                 {Default: true, PreRelease: featuregate.Beta},
 	"WatchCacheInitializationPostStartHook":               {Default: true, PreRelease: featuregate.Beta},
 	"WatchList":                                           {Default: true, PreRelease: featuregate.Beta},

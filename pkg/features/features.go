@@ -2,7 +2,7 @@
 //
 // The gates are registered on a component-base feature gate so that
 // --feature-gates behaves exactly like in every other Kubernetes component.
-// Every gate of the upstream csi-provisioner v6.3 is known here under its
+// Every gate of the upstream csi-provisioner v6.4.0 is known here under its
 // upstream name, maturity and default (its pkg/features), so that
 // --feature-gates lists written for it are accepted unchanged.
 package features
@@ -46,7 +46,7 @@ const (
 )
 
 // specs are the gates this sidecar knows, with their maturity and defaults.
-// The upstream ones match external-provisioner v6.3.0's pkg/features.
+// The upstream ones match external-provisioner v6.4.0's pkg/features.
 var specs = map[featuregate.Feature]featuregate.FeatureSpec{
 	CrossNamespaceSourceProvisioning: {Default: false, PreRelease: featuregate.Alpha},
 	CrossNamespaceVolumeDataSource:   {Default: false, PreRelease: featuregate.Alpha},

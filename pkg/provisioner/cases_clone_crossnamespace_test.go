@@ -12,7 +12,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
-// Clones of a claim in another namespace, as the upstream provisioner v6.3
+// Clones of a claim in another namespace, as the upstream provisioner v6.4.0
 // makes them (its TestProvisionFromPVC, "xns PersistentVolumeClaim data
 // source" and "when CrossNamespaceVolumeDataSource feature enabled"): the
 // claim test/data clones prod/src when the grant prod/claims allows it. Which

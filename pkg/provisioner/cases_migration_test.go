@@ -13,7 +13,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/classparams"
 )
 
-// CSI migration as upstream v6.3 does it (its TestProvisionWithMigration
+// CSI migration as upstream v6.4.0 does it (its TestProvisionWithMigration
 // and TestDeleteMigration), with the real csi-translation-lib: the driver
 // is AWS EBS, which replaces the in-tree plugin kubernetes.io/aws-ebs.
 

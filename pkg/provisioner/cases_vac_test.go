@@ -11,7 +11,7 @@ import (
 	csiclient "github.com/xns-csi/csi-provisioner/pkg/csi"
 )
 
-// VolumeAttributesClasses, as upstream v6.3 handles them at provisioning
+// VolumeAttributesClasses, as upstream v6.4.0 handles them at provisioning
 // (its TestProvision cases "... with VolumeAttributesClass ...").
 
 // modifying is a driver with MODIFY_VOLUME.

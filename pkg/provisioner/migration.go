@@ -1,6 +1,6 @@
 package provisioner
 
-// CSI migration (KEP-625), as the upstream csi-provisioner v6.3 does it. A
+// CSI migration (KEP-625), as the upstream csi-provisioner v6.4.0 does it. A
 // CSI driver that replaces an in-tree volume plugin (ebs.csi.aws.com for
 // kubernetes.io/aws-ebs) provisions the claims of that plugin's
 // StorageClasses and deletes the plugin's PVs once the PV controller hands

@@ -364,7 +364,7 @@ func newLinks(cfg *buildConfig, claims *requeue.Claims, onSynced func()) (*linkc
 }
 
 // upstreamOptions are the ProvisionController options the upstream
-// csi-provisioner v6.3 sets that libOptions does not. With
+// csi-provisioner v6.4.0 sets that libOptions does not. With
 // CreateProvisionedPVLimiter a PV that cannot be saved is retried, rate
 // limited, until it is saved, instead of five times ten seconds apart after
 // which the library deletes the volume it just created. RetryIntervalMax is

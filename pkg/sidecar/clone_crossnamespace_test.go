@@ -14,7 +14,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 )
 
-// Clones of a claim in another namespace (the upstream provisioner v6.3's
+// Clones of a claim in another namespace (the upstream provisioner v6.4.0's
 // cross-namespace PVC data source): Bob's claim test/copy clones Alice's
 // claim prod/data when a ReferenceGrant in prod allows claims in test to
 // use it.

@@ -14,7 +14,7 @@ import (
 )
 
 // Options are the sidecar's command-line settings. Flag names, types and
-// defaults follow the upstream csi-provisioner v6.3 so its manifests work
+// defaults follow the upstream csi-provisioner v6.4.0 so its manifests work
 // unchanged (see AddFlags and ParseFlags); the flags this sidecar adds are
 // named in their help text.
 type Options struct {

@@ -22,7 +22,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/test/discoverytest"
 )
 
-// Behaviors the upstream csi-provisioner v6.3 has for ordinary claims,
+// Behaviors the upstream csi-provisioner v6.4.0 has for ordinary claims,
 // through the real wiring.
 
 // servesStorageV1 makes the fake API server's discovery list the optional

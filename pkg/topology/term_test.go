@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Ported from the upstream csi-provisioner v6.3's TestTopologyTermSort,
+// Ported from the upstream csi-provisioner v6.4.0's TestTopologyTermSort,
 // TestTopologyTermCompare and TestTopologyTermSubset.
 
 var (

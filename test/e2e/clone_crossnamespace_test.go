@@ -19,7 +19,7 @@ import (
 const cloneFinalizer = datasource.CrossNamespaceCloneFinalizer
 
 // testCrossNamespaceClone: Bob's claim in test clones Alice's claim in prod
-// through spec.dataSourceRef.namespace, as the upstream provisioner v6.3
+// through spec.dataSourceRef.namespace, as the upstream provisioner v6.4.0
 // allows. Without a grant it is refused with an event naming the grant to
 // create; once Alice's grant exists it binds with her data. Alice deletes her
 // claim while a slow driver copies it: the clone finalizer holds it until

@@ -18,7 +18,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
-// testVolumeAttributesClass: as with upstream v6.3, a claim that names a
+// testVolumeAttributesClass: as with upstream v6.4.0, a claim that names a
 // VolumeAttributesClass of the driver binds to a PV that names the class,
 // and the driver got the class's parameters as CreateVolume's
 // mutable_parameters. A claim naming another driver's class, or a class
