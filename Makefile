@@ -16,7 +16,19 @@ CACHE       := .cache
 VALIDATOR_TAGS := grpcnotrace
 
 TOOLS       := $(CACHE)/bin
-KUBE_TOOLS  := $(TOOLS)/etcd $(TOOLS)/kube-apiserver $(TOOLS)/kube-controller-manager
+# The Kubernetes minor version of the local control plane (make test-e2e
+# KUBE_VERSION=1.36 runs the oldest supported one): its etcd,
+# kube-apiserver and kube-controller-manager are built from test/tools/kube
+# (the newest) or test/tools/kube-<minor> into $(TOOLS)/kube-<minor>/, and
+# test/cluster runs them from the directory XNS_KUBE_BIN names.
+KUBE_DEFAULT_VERSION := 1.37
+KUBE_VERSION ?= $(KUBE_DEFAULT_VERSION)
+KUBE_MODULE := test/tools/kube$(if $(filter-out $(KUBE_DEFAULT_VERSION),$(KUBE_VERSION)),-$(KUBE_VERSION))
+KUBE_BIN    := $(TOOLS)/kube-$(KUBE_VERSION)
+KUBE_TOOLS  := $(KUBE_BIN)/etcd $(KUBE_BIN)/kube-apiserver $(KUBE_BIN)/kube-controller-manager
+export XNS_KUBE_BIN := $(abspath $(KUBE_BIN))
+# The Kubernetes release KUBE_MODULE pins, stamped into the binaries' --version.
+KUBE_RELEASE = $(lastword $(shell grep -o 'k8s.io/kubernetes v[^ ]*' $(KUBE_MODULE)/go.mod))
 SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
 UPSTREAM    := $(TOOLS)/upstream-csi-provisioner
 UPSTREAM_VALIDATOR := $(TOOLS)/upstream-volume-data-source-validator
@@ -55,12 +67,15 @@ build: ## Build the sidecar into bin/csi-provisioner, the validator into bin/vol
 
 tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(MONITORING_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and validator, linters, code generators and Prometheus' promtool (cached in .cache/).
 
-# kube-apiserver, kube-controller-manager and etcd from the Go module proxy,
-# through the wrapper module test/tools/kube (k8s.io/kubernetes has replace
-# directives and cannot be go-installed). The first build takes minutes.
-$(KUBE_TOOLS) &: test/tools/kube/go.mod test/tools/kube/go.sum test/tools/kube/etcd/main.go
-	@echo ">> building kube-apiserver, kube-controller-manager and etcd (first time: several minutes)"
-	set -o pipefail; cd test/tools/kube && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
+# kube-apiserver, kube-controller-manager and etcd of KUBE_VERSION from the
+# Go module proxy, through the wrapper module KUBE_MODULE (k8s.io/kubernetes
+# has replace directives and cannot be go-installed). The first build of a
+# version takes minutes; each version keeps its own directory.
+$(KUBE_TOOLS) &: $(KUBE_MODULE)/go.mod $(KUBE_MODULE)/go.sum $(KUBE_MODULE)/etcd/main.go
+	@echo ">> building kube-apiserver, kube-controller-manager and etcd of Kubernetes $(KUBE_RELEASE) (first time: several minutes)"
+	@mkdir -p $(KUBE_BIN)
+	set -o pipefail; cd $(KUBE_MODULE) && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(KUBE_BIN))/ \
+		-ldflags '-X k8s.io/component-base/version.gitVersion=$(KUBE_RELEASE)' \
 		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./etcd 2>&1 | $(PROGRESS)
 	@touch $(KUBE_TOOLS)
 
@@ -164,7 +179,7 @@ FUZZTIME ?= 10s
 test-fuzz: ## Run every Go fuzz target under pkg/ for FUZZTIME each (10s; hack/fuzz.sh lists them).
 	GO='$(GO)' FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
-test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1).
+test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1; the oldest supported Kubernetes: KUBE_VERSION=1.36).
 	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/ $(if $(E2E_RUN),-run '$(E2E_RUN)') 2>&1 | tee $(CACHE)/e2e.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|e2e:)|_test.go:'; exit $${PIPESTATUS[0]}
 
 .PHONY: test-faults

@@ -1,6 +1,7 @@
 // Package cluster runs a real local Kubernetes control plane for the
 // end-to-end tests and the demo: an embedded etcd, kube-apiserver and
-// kube-controller-manager built from Go modules (see test/tools), on
+// kube-controller-manager built from Go modules (test/tools/kube, and
+// test/tools/kube-1.36 for the oldest supported Kubernetes; see KubeBinDir), on
 // loopback, with RBAC on and the CrossNamespaceVolumeDataSource gate enabled
 // so spec.dataSourceRef.namespace is kept and the PV binder leaves such
 // claims to the provisioner (Config.NoAlphaGates runs it like a managed
@@ -23,9 +24,20 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 )
 
+// KubeBinEnv is the environment variable naming the directory of the etcd,
+// kube-apiserver and kube-controller-manager to run. The Makefile sets it
+// from KUBE_VERSION (make test-e2e KUBE_VERSION=1.36), so that one run of
+// the tests can be pointed at the oldest supported Kubernetes.
+const KubeBinEnv = "XNS_KUBE_BIN"
+
+// DefaultKubeVersion is the Kubernetes minor version run when KubeBinEnv is
+// not set: make tools builds it into <BinDir>/kube-<version>.
+const DefaultKubeVersion = "1.37"
+
 // Config says where the binaries are and where the cluster keeps its state.
 type Config struct {
-	// BinDir holds etcd, kube-apiserver and kube-controller-manager.
+	// BinDir is the directory make tools builds into (.cache/bin). etcd,
+	// kube-apiserver and kube-controller-manager are run from KubeBinDir.
 	BinDir string
 	// WorkDir receives data, keys, kubeconfigs and logs; it must exist.
 	WorkDir string
@@ -44,9 +56,22 @@ func (cfg Config) gates() string {
 	return "--feature-gates=CrossNamespaceVolumeDataSource=" + strconv.FormatBool(!cfg.NoAlphaGates)
 }
 
+// KubeBinDir is the directory of etcd, kube-apiserver and
+// kube-controller-manager: $XNS_KUBE_BIN when set, else the default
+// version's directory under binDir.
+func KubeBinDir(binDir string) string {
+	if dir := os.Getenv(KubeBinEnv); dir != "" {
+		return dir
+	}
+	return filepath.Join(binDir, "kube-"+DefaultKubeVersion)
+}
+
 // Cluster is a running control plane.
 type Cluster struct {
-	cfg       Config
+	cfg Config
+	// kubeBin is KubeBinDir(cfg.BinDir), read once so that Restart runs
+	// the same binaries.
+	kubeBin   string
 	server    string
 	processes []*Process
 	// args holds each process's binary and arguments, by name, for Restart.
@@ -61,12 +86,15 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if cfg.ControllerManagerQPS == 0 {
 		cfg.ControllerManagerQPS = 200
 	}
-	c = &Cluster{cfg: cfg, args: map[string][]string{}, restarts: map[string]int{}}
+	c = &Cluster{cfg: cfg, kubeBin: KubeBinDir(cfg.BinDir), args: map[string][]string{}, restarts: map[string]int{}}
 	defer func() {
 		if err != nil {
 			c.Stop()
 		}
 	}()
+	if _, err := os.Stat(filepath.Join(c.kubeBin, "kube-apiserver")); err != nil {
+		return nil, fmt.Errorf("%w: make tools builds it (make tools KUBE_VERSION=<minor> another version)", err)
+	}
 	ports, err := freePorts(3)
 	if err != nil {
 		return nil, err
@@ -154,7 +182,7 @@ func (c *Cluster) Kubectl(ctx context.Context, args ...string) (string, error) {
 }
 
 func (c *Cluster) start(name, bin string, args ...string) error {
-	p, err := StartProcess(name, filepath.Join(c.cfg.BinDir, bin), args, c.cfg.WorkDir)
+	p, err := StartProcess(name, filepath.Join(c.kubeBin, bin), args, c.cfg.WorkDir)
 	if err != nil {
 		return err
 	}
@@ -185,7 +213,7 @@ func (c *Cluster) Restart(ctx context.Context, name string) error {
 		return err
 	}
 	cmd := c.args[name]
-	p, err := StartProcess(name, filepath.Join(c.cfg.BinDir, cmd[0]), cmd[1:], c.cfg.WorkDir)
+	p, err := StartProcess(name, filepath.Join(c.kubeBin, cmd[0]), cmd[1:], c.cfg.WorkDir)
 	if err != nil {
 		return err
 	}
