@@ -87,9 +87,10 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 		cfg.ControllerManagerQPS = 200
 	}
 	c = &Cluster{cfg: cfg, kubeBin: KubeBinDir(cfg.BinDir), args: map[string][]string{}, restarts: map[string]int{}}
+	started := c // the error returns set c to nil
 	defer func() {
 		if err != nil {
-			c.Stop()
+			started.Stop()
 		}
 	}()
 	if _, err := os.Stat(filepath.Join(c.kubeBin, "kube-apiserver")); err != nil {
@@ -114,6 +115,10 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if err := c.start("kube-apiserver", "kube-apiserver",
 		"--etcd-servers="+etcdURL,
 		"--bind-address=127.0.0.1", "--advertise-address=127.0.0.1", "--secure-port="+strconv.Itoa(ports[2]),
+		// No endpoints for the kubernetes Service: nothing runs in the
+		// cluster to use them, and 1.37 refuses to start a reconciler of
+		// them with a loopback address (pkg/controlplane/instance.go).
+		"--endpoint-reconciler-type=none",
 		"--cert-dir="+c.path("certs"),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--service-account-key-file="+c.path("sa.key"), "--service-account-signing-key-file="+c.path("sa.key"),
