@@ -87,6 +87,15 @@ type informerSet struct {
 	classes cache.SharedIndexInformer
 }
 
+// watchList lets the optional APIs' informers (snapshots, contents, grants,
+// links, VolumeAttributesClasses, VolumeAttachments) stream their initial
+// lists, as the core informers do: each object is trimmed as it arrives
+// instead of a whole list being decoded first, which at tens of thousands of
+// objects is most of the sidecar's peak memory (docs/benchmarks.md). The
+// unit tests' fake clientsets cannot stream; they turn client-go's
+// WatchListClient gate off (main_test.go).
+const watchList = true
+
 func newInformerSet(kube kubernetes.Interface, opts *Options, driver string) *informerSet {
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, opts.ResyncPeriod, informers.WithTransform(cachetrim.Core(driver)))
 	return &informerSet{
@@ -136,14 +145,14 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	var protector *sourceprotection.Protector
 	var linkStatus *linkstatus.Controller
 	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshotDiscovery,
-		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, OnSynced: func() {
+		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, WatchList: watchList, OnSynced: func() {
 			claims.SnapshotsSynced()
 			if linkStatus != nil {
 				linkStatus.Resync()
 			}
 		}})
 	grants := referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gatewayDiscovery,
-		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval,
+		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, WatchList: watchList,
 		OnChange: func(namespace string) {
 			claims.GrantsChanged(namespace)
 			protector.GrantsChanged(namespace)
@@ -354,7 +363,7 @@ func newLinks(cfg *buildConfig, claims *requeue.Claims, onSynced func()) (*linkc
 		cfg.linkDiscovery = cfg.links.Discovery()
 	}
 	links := linkcache.New(linkcache.Config{Client: cfg.links, Discovery: cfg.linkDiscovery, ResyncPeriod: cfg.opts.ResyncPeriod,
-		PollInterval: cfg.pollInterval, OnSynced: func() {
+		PollInterval: cfg.pollInterval, WatchList: watchList, OnSynced: func() {
 			onSynced()
 			claims.LinksSynced()
 		}})
@@ -386,7 +395,7 @@ type storageCaches struct {
 
 func newStorageCaches(cfg buildConfig) storageCaches {
 	storage := storagecache.Config{Client: cfg.kube, Discovery: cfg.kubeDiscovery, ResyncPeriod: cfg.opts.ResyncPeriod,
-		PollInterval: cfg.pollInterval}
+		PollInterval: cfg.pollInterval, WatchList: watchList}
 	var c storageCaches
 	if gate := cfg.opts.Volume.VolumeAttributesClass; gate == nil || *gate {
 		// Set off, upstream never reads VolumeAttributesClasses.

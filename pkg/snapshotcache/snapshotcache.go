@@ -56,6 +56,10 @@ type Config struct {
 	// the controller library's rate-limited backoff (up to
 	// --retry-interval-max), as with the upstream csi-provisioner.
 	OnSynced func()
+	// WatchList streams the informers' initial lists where the API server
+	// supports it (see optionalapi.Config.WatchList); leave it off with
+	// fake clientsets.
+	WatchList bool
 }
 
 // Cache reads snapshots and contents from the informer caches, or with a
@@ -127,7 +131,7 @@ func New(cfg Config) *Cache {
 				snapshots := cfg.Client.SnapshotV1().VolumeSnapshots(metav1.NamespaceAll)
 				return optionalapi.NewListWatch(snapshots.List, snapshots.Watch)
 			}}},
-		Prepare:  prepare(cachetrim.Snapshot, &c.snapshotHandlers),
+		Prepare: prepare(cachetrim.Snapshot, &c.snapshotHandlers), WatchList: cfg.WatchList,
 		OnSynced: synced, OnRefused: synced,
 		WhileRefused: "each restore reads its VolumeSnapshot with a GET; a claim waiting for a snapshot is " +
 			"retried with the provisioning backoff instead of re-queued when the snapshot changes",
@@ -139,7 +143,7 @@ func New(cfg Config) *Cache {
 				contents := cfg.Client.SnapshotV1().VolumeSnapshotContents()
 				return optionalapi.NewListWatch(contents.List, contents.Watch)
 			}}},
-		Prepare:  prepare(cachetrim.Content, &c.contentHandlers),
+		Prepare: prepare(cachetrim.Content, &c.contentHandlers), WatchList: cfg.WatchList,
 		OnSynced: synced, OnRefused: synced,
 		WhileRefused: "each restore reads its VolumeSnapshotContent with a GET, as the upstream csi-provisioner does; " +
 			"a claim waiting for a content is retried with the provisioning backoff instead of re-queued when the content changes",

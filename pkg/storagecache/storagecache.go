@@ -36,6 +36,10 @@ type Config struct {
 	// PollInterval is how often discovery is re-checked while the API is
 	// not served; see optionalapi.DefaultPollInterval.
 	PollInterval time.Duration
+	// WatchList streams the informers' initial lists where the API server
+	// supports it (see optionalapi.Config.WatchList); leave it off with
+	// fake clientsets.
+	WatchList bool
 }
 
 // AttributesClasses is the cache of VolumeAttributesClasses.
@@ -155,6 +159,7 @@ func newAPI(cfg Config, name, resource string, object runtime.Object, listWatch 
 		PollInterval: cfg.PollInterval,
 		ResyncPeriod: cfg.ResyncPeriod,
 		Indexers:     indexers,
+		WatchList:    cfg.WatchList,
 		Prepare: func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
 			return inf.SetTransform(cachetrim.Meta)
 		},
