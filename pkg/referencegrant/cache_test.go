@@ -26,7 +26,6 @@ func TestToCached(t *testing.T) {
 			Finalizers:      []string{"example.com/keep"},
 		}
 	}
-	kept := metav1.ObjectMeta{Namespace: "prod", Name: "bar", UID: "uid-1", ResourceVersion: "42", Generation: 3}
 	tombstone := cache.DeletedFinalStateUnknown{Key: "prod/bar"}
 
 	tests := []struct {
@@ -35,19 +34,19 @@ func TestToCached(t *testing.T) {
 		want any
 	}{
 		{
-			name: "a v1 grant keeps only identity metadata and the converted grant",
+			name: "a v1 grant keeps only the converted grant and its resourceVersion",
 			obj:  func() any { rg := v1Grant(g); rg.ObjectMeta = *full(); return rg }(),
-			want: &cachedGrant{ObjectMeta: kept, Grant: g},
+			want: &cachedGrant{Grant: g, ResourceVersion: "42"},
 		},
 		{
 			name: "a v1beta1 grant is cached like v1",
 			obj:  func() any { rg := v1beta1Grant(g); rg.ObjectMeta = *full(); return rg }(),
-			want: &cachedGrant{ObjectMeta: kept, Grant: g},
+			want: &cachedGrant{Grant: g, ResourceVersion: "42"},
 		},
 		{
 			name: "an already cached grant is unchanged",
-			obj:  &cachedGrant{ObjectMeta: kept, Grant: g},
-			want: &cachedGrant{ObjectMeta: kept, Grant: g},
+			obj:  &cachedGrant{Grant: g, ResourceVersion: "42"},
+			want: &cachedGrant{Grant: g, ResourceVersion: "42"},
 		},
 		{name: "a tombstone passes through", obj: tombstone, want: tombstone},
 	}

@@ -176,8 +176,8 @@ func namespaceOf(obj any) string {
 		namespace, _, _ := cache.SplitMetaNamespaceKey(tombstone.Key)
 		return namespace
 	}
-	if m, ok := obj.(metav1.Object); ok {
-		return m.GetNamespace()
+	if c, ok := obj.(*cachedGrant); ok {
+		return c.Grant.Namespace
 	}
 	return ""
 }
