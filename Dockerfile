@@ -21,12 +21,11 @@ COPY . .
 # /volume-data-source-validator, the snapshot-validation-webhook, run
 # with command /snapshot-validation-webhook, and the
 # storage-transfer-controller, which deploy/transfer runs with command
-# /storage-transfer-controller. The validator is built with
-# the Makefile's VALIDATOR_TAGS (grpcnotrace: see there).
+# /storage-transfer-controller. They are built with the Makefile's
+# BUILD_TAGS (grpcnotrace: see there).
 RUN export CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} GOFLAGS=-mod=vendor GOTOOLCHAIN=local && \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/csi-provisioner ./cmd/snapshot-validation-webhook \
-      ./cmd/storage-transfer-controller && \
-    go build -trimpath -tags grpcnotrace -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/volume-data-source-validator
+    go build -trimpath -tags grpcnotrace -ldflags "-s -w -X main.version=${VERSION}" -o /out/ ./cmd/csi-provisioner \
+      ./cmd/snapshot-validation-webhook ./cmd/storage-transfer-controller ./cmd/volume-data-source-validator
 
 # Run stage: distroless static, which has a variant for every platform Go
 # targets here. It runs as the unprivileged user 65532 ("nonroot"): the CSI

@@ -9,11 +9,13 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 IMAGE       ?= ghcr.io/xns-csi/csi-provisioner:$(VERSION)
 LDFLAGS     := -s -w -X main.version=$(VERSION)
 CACHE       := .cache
-# The validator links gRPC only for a type (pkg/claimsource), and gRPC's
-# golang.org/x/net/trace, through html/template, keeps every exported method
-# of the program in the binary: grpcnotrace drops it, halving the code the
-# validator maps (docs/benchmarks.md). The Dockerfile builds it alike.
-VALIDATOR_TAGS := grpcnotrace
+# gRPC's golang.org/x/net/trace, through html/template, keeps every
+# exported method of a program in its binary. Nothing here uses gRPC's
+# tracing (grpc.EnableTracing), so grpcnotrace drops it: the sidecar's and
+# the webhook's binaries shrink from about 66 MB to 37 MB, the validator's
+# by half, and each maps that much less code (docs/benchmarks.md). The
+# Dockerfile builds them alike.
+BUILD_TAGS := grpcnotrace
 
 TOOLS       := $(CACHE)/bin
 # The Kubernetes minor version of the local control plane (make test-e2e
@@ -59,10 +61,10 @@ help: ## Show this help.
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## Build the sidecar into bin/csi-provisioner, the validator into bin/volume-data-source-validator, the webhook into bin/snapshot-validation-webhook and the transfer controller into bin/storage-transfer-controller (static), and the local test driver.
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
-	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(VALIDATOR_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/volume-data-source-validator ./cmd/volume-data-source-validator
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/snapshot-validation-webhook ./cmd/snapshot-validation-webhook
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/storage-transfer-controller ./cmd/storage-transfer-controller
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/volume-data-source-validator ./cmd/volume-data-source-validator
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/snapshot-validation-webhook ./cmd/snapshot-validation-webhook
+	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/storage-transfer-controller ./cmd/storage-transfer-controller
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
 
 tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(MONITORING_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and validator, linters, code generators and Prometheus' promtool (cached in .cache/).
