@@ -108,14 +108,16 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	if r := lw.refused.Load(); r != nil {
 		return nil, r
 	}
-	verb := verbWatch
-	if ptr.Deref(opts.SendInitialEvents, false) {
-		// A watch-list stream is the informer's list: its refusal says
-		// nothing about whether list is allowed, so it asks for both.
-		verb = verbList
-	}
 	w, err := lw.ListWatch.WatchWithContext(ctx, opts)
-	return w, lw.check(verb, err)
+	if ptr.Deref(opts.SendInitialEvents, false) && asRefusal(verbWatch, err) != nil {
+		// A refused watch-list stream says nothing about whether list is
+		// allowed: the reflector falls back to a list, whose answer (and
+		// then its watch's) tells which verb is missing. With upstream's
+		// RBAC (list, no watch, on contents) that is the one list upstream
+		// would make too, and the refusal then asks for watch alone.
+		return nil, err
+	}
+	return w, lw.check(verbWatch, err)
 }
 
 // check records and returns err as a refusal when it is one, and returns

@@ -67,16 +67,42 @@ func TestWatchListStreamsTheInitialList(t *testing.T) {
 	}
 }
 
-// TestWatchListRefusalAsksForEveryVerb: a refused watch-list stream is the
-// informer's list refused; whether list alone would be allowed is unknown,
-// so the message asks for every verb the cache needs.
-func TestWatchListRefusalAsksForEveryVerb(t *testing.T) {
-	client := gatewayfake.NewClientset()
-	client.PrependWatchReactor("referencegrants", func(clienttesting.Action) (bool, watch.Interface, error) {
-		return true, nil, forbidden("watch")
-	})
-	api := New(Config{Name: "ReferenceGrant", Discovery: newDiscovery(v1Grants), Candidates: grantCandidates(client)[:1],
-		PollInterval: 10 * time.Millisecond, RetryRefused: time.Hour, Clock: newManualClock(), WatchList: true})
-	start(t, api)
-	refusedWith(t, api, "cannot list gateway.networking.k8s.io/v1/referencegrants: forbidden: grant get, list and watch on referencegrants.gateway.networking.k8s.io")
+// TestWatchListRefusalFallsBackToList: a refused watch-list stream says
+// nothing about list, so the informer lists; with list allowed and watch
+// refused (upstream's RBAC on contents), it lists once and the refusal asks
+// for watch alone. With both refused, it asks for every verb.
+func TestWatchListRefusalFallsBackToList(t *testing.T) {
+	for _, tt := range []struct {
+		name        string
+		listRefused bool
+		wantLists   int32
+		want        string
+	}{
+		{name: "list allowed", wantLists: 1,
+			want: "cannot watch gateway.networking.k8s.io/v1/referencegrants: forbidden: grant watch on referencegrants.gateway.networking.k8s.io"},
+		{name: "list refused too", listRefused: true, wantLists: 1,
+			want: "cannot list gateway.networking.k8s.io/v1/referencegrants: forbidden: grant get, list and watch on referencegrants.gateway.networking.k8s.io"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			client := gatewayfake.NewClientset()
+			var lists atomic.Int32
+			client.PrependReactor("list", "referencegrants", func(clienttesting.Action) (bool, runtime.Object, error) {
+				lists.Add(1)
+				if tt.listRefused {
+					return true, nil, forbidden("list")
+				}
+				return false, nil, nil
+			})
+			client.PrependWatchReactor("referencegrants", func(clienttesting.Action) (bool, watch.Interface, error) {
+				return true, nil, forbidden("watch")
+			})
+			api := New(Config{Name: "ReferenceGrant", Discovery: newDiscovery(v1Grants), Candidates: grantCandidates(client)[:1],
+				PollInterval: 10 * time.Millisecond, RetryRefused: time.Hour, Clock: newManualClock(), WatchList: true})
+			start(t, api)
+			refusedWith(t, api, tt.want)
+			if n := lists.Load(); n != tt.wantLists {
+				t.Errorf("the informer listed %d times, want %d", n, tt.wantLists)
+			}
+		})
+	}
 }
