@@ -114,6 +114,7 @@ func flatten(allowed []v1.TopologySelectorTerm) []term {
 // the last value, as upstream's maps have, and may then equal another term.
 func toCSI(terms []term) []*csi.Topology {
 	out := []*csi.Topology{}
+	seen := make(map[string]struct{}, len(terms))
 	for _, t := range terms {
 		if len(t) == 0 {
 			continue
@@ -122,10 +123,27 @@ func toCSI(terms []term) []*csi.Topology {
 		for _, s := range t {
 			segments[s.Key] = s.Value
 		}
-		if slices.ContainsFunc(out, func(o *csi.Topology) bool { return maps.Equal(o.Segments, segments) }) {
+		// One lookup per term, so that a cluster with a segment per node
+		// (a driver whose topology key is the node) costs linear time.
+		key := segmentsKey(segments)
+		if _, dup := seen[key]; dup {
 			continue
 		}
+		seen[key] = struct{}{}
 		out = append(out, &csi.Topology{Segments: segments})
 	}
 	return out
+}
+
+// segmentsKey identifies a segment map: its pairs in key order. Keys and
+// values are label keys and values, which cannot contain a NUL byte.
+func segmentsKey(segments map[string]string) string {
+	var b strings.Builder
+	for _, k := range slices.Sorted(maps.Keys(segments)) {
+		b.WriteString(k)
+		b.WriteByte(0)
+		b.WriteString(segments[k])
+		b.WriteByte(0)
+	}
+	return b.String()
 }
