@@ -8,8 +8,10 @@ import "k8s.io/component-base/featuregate"
 // server, not a client such as this sidecar: they are accepted, under
 // upstream's maturity and default, so that a --feature-gates list written
 // for upstream is accepted unchanged, and change nothing. test/compat checks
-// the names against the upstream binary's --help. GA gates locked to their
-// default, which upstream's --help does not list, are not accepted.
+// the names against the upstream binary's --help; the GA and deprecated
+// ones, which its --help does not list, are accepted as upstream accepts
+// them (a locked one with its default only), from k8s.io/apiserver v0.36.1,
+// the version upstream v6.4.0 pins.
 var apiServerGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	"APIResponseCompression":                              {Default: true, PreRelease: featuregate.Beta},
 	"APIServerIdentity":                                   {Default: true, PreRelease: featuregate.Beta},
@@ -40,4 +42,24 @@ var apiServerGates = map[featuregate.Feature]featuregate.FeatureSpec{
 	"UnknownVersionInteroperabilityProxy":                 {Default: true, PreRelease: featuregate.Beta},
 	"WatchCacheInitializationPostStartHook":               {Default: true, PreRelease: featuregate.Beta},
 	"WatchList":                                           {Default: true, PreRelease: featuregate.Beta},
+
+	// GA and deprecated gates, which upstream's --help hides but its
+	// --feature-gates accepts: an unlocked one with either value, a locked
+	// one with its default only (each with a warning).
+	"APIServerTracing":                      {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"AggregatedDiscoveryRemoveBetaType":     {Default: true, PreRelease: featuregate.Deprecated, LockToDefault: true},
+	"AnonymousAuthConfigurableEndpoints":    {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"AuthorizeWithSelectors":                {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"BtreeWatchCache":                       {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"ConsistentListFromCache":               {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"DeclarativeValidation":                 {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"DeclarativeValidationTakeover":         {Default: false, PreRelease: featuregate.Deprecated},
+	"KMSv1":                                 {Default: false, PreRelease: featuregate.Deprecated},
+	"MutatingAdmissionPolicy":               {Default: true, PreRelease: featuregate.GA},
+	"ResilientWatchCacheInitialization":     {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"RetryGenerateName":                     {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"SeparateCacheWatchRPC":                 {Default: false, PreRelease: featuregate.Deprecated, LockToDefault: true},
+	"StreamingCollectionEncodingToJSON":     {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"StreamingCollectionEncodingToProtobuf": {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
+	"StructuredAuthenticationConfiguration": {Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 }
