@@ -2,11 +2,11 @@
 // local CSI driver (package localenv) and prints a table: throughput at the
 // default and at a raised client rate limit, latency, API requests per
 // claim, CSIStorageCapacity writes and API reads with capacity tracking on
-// (next to the upstream csi-provisioner's), and memory and CPU with
-// thousands of objects in the cluster. Claims restore across namespaces
-// through spec.dataSourceRef.namespace or through a VolumeSnapshotLink, side
-// by side, or have no data source. Run it with `make bench`. Nothing here
-// asserts a time: it reports.
+// (next to the upstream csi-provisioner's), and memory, CPU and start-up
+// time with thousands of objects in the cluster, at one or more sizes.
+// Claims restore across namespaces through spec.dataSourceRef.namespace or
+// through a VolumeSnapshotLink, side by side, or have no data source. Run
+// it with `make bench`. Nothing here asserts a time: it reports.
 package main
 
 import (
@@ -27,7 +27,7 @@ import (
 
 func main() {
 	sizes := flag.String("sizes", "100,500,1000", "claim counts of the throughput runs")
-	objects := flag.Int("objects", 5000, "PVCs, VolumeSnapshots and ReferenceGrants in the cluster for the memory run (0: no memory run)")
+	objects := flag.String("objects", "5000", "PVCs, VolumeSnapshots and ReferenceGrants each in the cluster for the memory run: one count, or increasing counts separated by commas, which are filled in turn, each adding to the last (0: no memory run)")
 	out := flag.String("out", "", "also write the table to this file")
 	setups := flag.String("setups", "default,qps200,upstream,capacity", "sidecar configurations to measure (upstream: the upstream csi-provisioner at its defaults; capacity: this sidecar and upstream's, each with --enable-capacity, writing CSIStorageCapacity objects while claims are provisioned)")
 	claims := flag.String("claims", "cross-namespace,link,plain", "kinds of claim to measure: cross-namespace (spec.dataSourceRef.namespace), link (through a VolumeSnapshotLink), plain (no data source)")
@@ -48,9 +48,8 @@ func main() {
 
 // options are the command line.
 type options struct {
-	sizes, upstreamSizes, out, setups, claims string
-	objects                                   int
-	throughputOnly, memoryOnly, keep, smoke   bool
+	sizes, upstreamSizes, out, setups, claims, objects string
+	throughputOnly, memoryOnly, keep, smoke            bool
 }
 
 // claimCounts are how many claims the latency, API cost and capacity
@@ -79,6 +78,10 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return fmt.Errorf("-upstream-sizes: %w", err)
 	}
+	objects, err := parseObjects(o.objects)
+	if err != nil {
+		return fmt.Errorf("-objects: %w", err)
+	}
 	restores, err := parseRestores(strings.Split(o.claims, ","))
 	if err != nil {
 		return fmt.Errorf("-claims: %w", err)
@@ -89,7 +92,7 @@ func run(ctx context.Context, o options) error {
 	}
 	work, counts := filepath.Join(root, ".cache", "bench"), measureCounts
 	if o.smoke {
-		work, counts, sizes, o.objects = work+"-smoke", smokeCounts, []int{2}, 0
+		work, counts, sizes, objects = work+"-smoke", smokeCounts, []int{2}, nil
 	}
 	_ = os.RemoveAll(work)
 	r := &results{}
@@ -100,11 +103,10 @@ func run(ctx context.Context, o options) error {
 			return b.all(r, sizes)
 		})
 	}
-	if err == nil && !o.throughputOnly && o.objects > 0 {
+	if err == nil && !o.throughputOnly && objects != nil {
 		// On a control plane of its own, so that only its objects are there.
-		err = inCluster(ctx, root, filepath.Join(work, "memory"), o.keep, func(b *bench) (err error) {
-			r.memory, err = b.memory(o.objects)
-			return err
+		err = inCluster(ctx, root, filepath.Join(work, "memory"), o.keep, func(b *bench) error {
+			return b.memory(r, objects)
 		})
 	}
 	table := r.String()
@@ -161,6 +163,27 @@ func parseSizes(list string) ([]int, error) {
 			return nil, err
 		}
 		sizes = append(sizes, n)
+	}
+	return sizes, nil
+}
+
+// parseObjects reads -objects: increasing counts of objects of each kind,
+// or "0" for no memory measurement (nil).
+func parseObjects(list string) ([]int, error) {
+	sizes, err := parseSizes(list)
+	if err != nil {
+		return nil, err
+	}
+	if len(sizes) == 1 && sizes[0] == 0 {
+		return nil, nil
+	}
+	for i, n := range sizes {
+		if n <= 0 {
+			return nil, fmt.Errorf("%d: each count must be positive (0 alone: no memory measurement)", n)
+		}
+		if i > 0 && n <= sizes[i-1] {
+			return nil, fmt.Errorf("%d after %d: the counts must increase, as the cluster is filled from one to the next", n, sizes[i-1])
+		}
 	}
 	return sizes, nil
 }

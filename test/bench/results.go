@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -55,14 +56,83 @@ func (r latencyRow) String() string {
 	return fmt.Sprintf("| %s | %s | %s | %d | %s | %s | %s |", r.what, r.setup, r.kind, len(r.sorted), pct(r.sorted, 50), pct(r.sorted, 95), pct(r.sorted, 99))
 }
 
+// memoryRow is one sidecar started with objects of each kind in the
+// cluster.
 type memoryRow struct {
 	sidecar                               string
+	upstream                              bool // the upstream csi-provisioner
 	objects                               int
 	peakMiB, anonMiB, fileMiB, cpuSeconds float64
+	// readySeconds runs from the process's start until its /readyz
+	// answered 200 (NaN: it has none); firstPVSeconds until the PV of the
+	// claim created before it started existed.
+	readySeconds, firstPVSeconds float64
 }
 
 func (r memoryRow) String() string {
-	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | %.2f |", r.sidecar, r.objects, r.peakMiB, r.anonMiB, r.fileMiB, r.cpuSeconds)
+	return fmt.Sprintf("| %s | %d | %.1f | %.1f | %.1f | %.2f | %s | %.2f |", r.sidecar, r.objects, r.peakMiB, r.anonMiB, r.fileMiB, r.cpuSeconds,
+		orDash(r.readySeconds, "%.2f"), r.firstPVSeconds)
+}
+
+// slopeRow is how much each sidecar's peak RSS grows between two sizes,
+// in MiB per 10,000 objects of each kind.
+type slopeRow struct {
+	from, to       int
+	ours, upstream float64
+}
+
+func (r slopeRow) String() string {
+	ratio := math.NaN()
+	if r.upstream > 0 {
+		ratio = r.ours / r.upstream
+	}
+	return fmt.Sprintf("| %d -> %d | %.1f | %.1f | %s |", r.from, r.to, r.ours, r.upstream, orDash(ratio, "%.2f"))
+}
+
+// memorySlopes are the slopes of peak RSS between consecutive sizes that
+// both sidecars were measured at, and between the first and the last if
+// there are more than two.
+func memorySlopes(rows []memoryRow) []slopeRow {
+	peaks := map[bool]map[int]float64{false: {}, true: {}}
+	for _, r := range rows {
+		peaks[r.upstream][r.objects] = r.peakMiB
+	}
+	var sizes []int
+	for n := range peaks[false] {
+		if _, ok := peaks[true][n]; ok {
+			sizes = append(sizes, n)
+		}
+	}
+	slices.Sort(sizes)
+	slope := func(upstream bool, from, to int) float64 {
+		return (peaks[upstream][to] - peaks[upstream][from]) / float64(to-from) * 10000
+	}
+	between := func(from, to int) slopeRow {
+		return slopeRow{from: from, to: to, ours: slope(false, from, to), upstream: slope(true, from, to)}
+	}
+	var out []slopeRow
+	for i := 1; i < len(sizes); i++ {
+		out = append(out, between(sizes[i-1], sizes[i]))
+	}
+	if len(sizes) > 2 {
+		out = append(out, between(sizes[0], sizes[len(sizes)-1]))
+	}
+	return out
+}
+
+// heapProfile is this sidecar's heap at the end of its first run's window
+// with objects of each kind, and its top 15 (empty if pprof failed).
+type heapProfile struct {
+	objects   int
+	path, top string
+}
+
+// orDash formats v, or "-" if it is NaN.
+func orDash(v float64, format string) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
 }
 
 func (r capacityRow) String() string {
@@ -88,7 +158,10 @@ type results struct {
 	cost       []costRow
 	capacity   []capacityRow
 	memory     []memoryRow
-	upstream   string // version of the upstream sidecar in the throughput runs
+	// heapProfiles are this sidecar's, one per size of the memory
+	// measurement.
+	heapProfiles []heapProfile
+	upstream     string // version of the upstream sidecar in the throughput runs
 }
 
 func (r *results) String() string {
@@ -113,14 +186,45 @@ func (r *results) String() string {
 		r.writeCapacity(&b)
 	}
 	if r.memory != nil {
-		b.WriteString("\n## Memory and CPU of a sidecar starting with many objects in the cluster\n\n")
-		fmt.Fprintf(&b, "| sidecar | PVCs, VolumeSnapshots, ReferenceGrants each | peak RSS (MiB) | of it anonymous, peak | file-backed (code), peak | CPU seconds in the first %s |\n|---|---|---|---|---|---|\n", memoryWindow)
-		for _, row := range r.memory {
-			b.WriteString(row.String() + "\n")
-		}
-		fmt.Fprintf(&b, "\nMedian of %d runs each, one sidecar at a time, each started with its binary out of the page cache.\n", memoryRuns)
+		r.writeMemory(&b)
 	}
 	return b.String()
+}
+
+func (r *results) writeMemory(b *strings.Builder) {
+	b.WriteString("\n## Memory, CPU and start-up time of a sidecar starting with many objects in the cluster\n\n")
+	fmt.Fprintf(b, "| sidecar | PVCs, VolumeSnapshots, ReferenceGrants each | peak RSS (MiB) | of it anonymous, peak | file-backed (code), peak | CPU seconds in the first %s | seconds from start to /readyz 200 | seconds from start to the first PV |\n|---|---|---|---|---|---|---|---|\n", memoryWindow)
+	for _, row := range r.memory {
+		b.WriteString(row.String() + "\n")
+	}
+	fmt.Fprintf(b, "\nMedian of %d runs each (the run of median peak RSS; each start-up time its own median), one sidecar at a time, each started with its binary out of the page cache. ", memoryRuns)
+	fmt.Fprintf(b, "The sizes are filled in turn, each adding to the last, over %d namespaces; the claims belong to another driver. ", memoryNamespaces)
+	fmt.Fprintf(b, "Before each run a claim of the sidecar's own driver (no data source) is created; the times run from the process's start to its /readyz answering 200 (upstream has none: -) and to that claim's PV, polled every %s. The claim and its PV are deleted after each run.\n", startPoll)
+	if slopes := memorySlopes(r.memory); slopes != nil {
+		ours, upstream := "this sidecar", "upstream"
+		for _, row := range r.memory {
+			if row.upstream {
+				upstream = row.sidecar
+			} else {
+				ours = row.sidecar
+			}
+		}
+		b.WriteString("\n### Peak RSS growth: MiB per 10,000 objects of each kind\n\n")
+		fmt.Fprintf(b, "| objects of each kind | %s | %s | %s / upstream |\n|---|---|---|---|\n", ours, upstream, ours)
+		for _, row := range slopes {
+			b.WriteString(row.String() + "\n")
+		}
+		b.WriteString("\nThe slope of the median peak RSS between two sizes (and, with more than two, from the first to the last); the ratio is - where upstream's does not grow.\n")
+	}
+	if r.heapProfiles != nil {
+		fmt.Fprintf(b, "\n### Heap of this sidecar at the end of its first run's %s window (go tool pprof -top -nodecount=15)\n", memoryWindow)
+		for _, p := range r.heapProfiles {
+			fmt.Fprintf(b, "\n%d objects of each kind: %s\n", p.objects, p.path)
+			if p.top != "" {
+				b.WriteString("\n```\n" + strings.TrimRight(p.top, "\n") + "\n```\n")
+			}
+		}
+	}
 }
 
 func (r *results) writeLatencyAndCost(b *strings.Builder) {
