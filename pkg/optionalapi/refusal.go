@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -88,6 +89,14 @@ type listWatch struct {
 	*cache.ListWatch
 	watchList bool
 	refused   atomic.Pointer[refusal]
+	// streamRefused is a refused watch-list stream, kept until the list the
+	// reflector falls back to answers: a list that fails otherwise (e.g.
+	// throttled) must not leave the refusal unnoticed, and a cache serving
+	// data it may no longer read.
+	streamRefused atomic.Pointer[refusal]
+	// cuts counts the watch-list streams in a row that ended before the
+	// bookmark closing their initial events (see streamRetryDelay).
+	cuts atomic.Int32
 }
 
 // IsWatchListSemanticsUnSupported tells client-go's reflector to list
@@ -100,6 +109,13 @@ func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 		return nil, r
 	}
 	obj, err := lw.ListWatch.ListWithContext(ctx, opts)
+	stream := lw.streamRefused.Swap(nil)
+	if err != nil && stream != nil && asRefusal(verbList, err) == nil {
+		// The stream was refused and the list failed for another reason:
+		// whether list is allowed is still unknown, so the stream's refusal
+		// stands, asking for every verb.
+		err = stream
+	}
 	return obj, lw.check(verbList, err)
 }
 
@@ -108,16 +124,102 @@ func (lw *listWatch) WatchWithContext(ctx context.Context, opts metav1.ListOptio
 	if r := lw.refused.Load(); r != nil {
 		return nil, r
 	}
+	stream := ptr.Deref(opts.SendInitialEvents, false)
+	if n := lw.cuts.Load(); stream && n > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(streamRetryDelay(n)):
+		}
+	}
 	w, err := lw.ListWatch.WatchWithContext(ctx, opts)
-	if ptr.Deref(opts.SendInitialEvents, false) && asRefusal(verbWatch, err) != nil {
+	if stream && err == nil {
+		return lw.follow(w), nil
+	}
+	if r := asRefusal(verbList, err); r != nil && stream {
 		// A refused watch-list stream says nothing about whether list is
 		// allowed: the reflector falls back to a list, whose answer (and
 		// then its watch's) tells which verb is missing. With upstream's
 		// RBAC (list, no watch, on contents) that is the one list upstream
 		// would make too, and the refusal then asks for watch alone.
+		lw.streamRefused.Store(r)
 		return nil, err
 	}
 	return w, lw.check(verbWatch, err)
+}
+
+// streamRetryDelay is the wait before the next watch-list stream after n
+// streams in a row ended before their initial events did (a connection cut
+// mid-stream: client-go then closes the stream without an error, and its
+// reflector asks again at once, kubernetes/kubernetes#140890). Each stream
+// is a read of every object, as costly as a list, so the streams are
+// spaced as the reflector spaces failed lists: 0.8 s, doubling, at most
+// 30 s.
+func streamRetryDelay(n int32) time.Duration {
+	const first, limit = 800 * time.Millisecond, 30 * time.Second
+	d := first
+	for i := int32(1); i < n && d < limit; i++ {
+		d *= 2
+	}
+	return min(d, limit)
+}
+
+// follow passes on the events of the watch-list stream w and counts it as
+// cut when it ends before the bookmark that closes its initial events
+// (and not because the informer stopped it); a stream that gets there
+// resets the count.
+func (lw *listWatch) follow(w watch.Interface) watch.Interface {
+	s := &followedStream{Interface: w, out: make(chan watch.Event), stopped: make(chan struct{})}
+	go func() {
+		defer close(s.out)
+		ended := false
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				if !ok {
+					if !ended {
+						lw.cuts.Add(1)
+					}
+					return
+				}
+				if !ended && ev.Type == watch.Bookmark && endsInitialEvents(ev.Object) {
+					ended = true
+					lw.cuts.Store(0)
+				}
+				select {
+				case s.out <- ev:
+				case <-s.stopped:
+					return
+				}
+			case <-s.stopped:
+				return
+			}
+		}
+	}()
+	return s
+}
+
+// endsInitialEvents reports whether a bookmark closes a watch-list stream's
+// initial events.
+func endsInitialEvents(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && m.GetAnnotations()[metav1.InitialEventsAnnotationKey] == "true"
+}
+
+// followedStream is a watch-list stream whose events follow passes on.
+type followedStream struct {
+	watch.Interface
+	out      chan watch.Event
+	stopped  chan struct{}
+	stopOnce sync.Once
+}
+
+func (s *followedStream) ResultChan() <-chan watch.Event { return s.out }
+
+// Stop stops the stream; its end is then no cut.
+func (s *followedStream) Stop() {
+	s.stopOnce.Do(func() { close(s.stopped) })
+	s.Interface.Stop()
 }
 
 // check records and returns err as a refusal when it is one, and returns
