@@ -164,7 +164,7 @@ test: verify test-unit test-monitoring test-fuzz bench-smoke test-e2e test-fault
 test-monitoring: $(MONITORING_TOOLS) ## deploy/overlays/monitoring with Prometheus' promtool: the rules parse, each alert fires and resolves (test/monitoring/rules_test.yaml), each has a runbook in docs/monitoring.md, the dashboard's queries parse.
 	$(GO) test -tags monitoring -count=1 ./test/monitoring/
 
-bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20, its webhook measurement for 2 s at 20/s and its transfer measurement with one transfer of each kind and 2 at once, as a smoke test (no timing is checked).
+bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20, its webhook measurement for 2 s at 20/s and its transfer measurement with one transfer of each kind and 2 at once, and its memory measurement once at 20 and 40 objects, as a smoke test (no timing is checked).
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./test/...
 	$(GO) run ./test/bench -smoke -setups default
 	$(GO) run ./test/bench/validator -claims 20 -grants 20 -namespaces 4 -runs 1
@@ -188,9 +188,12 @@ test-e2e: build tools ## End-to-end suite on a real local control plane (one cas
 test-faults: build tools ## Fault-injection suite on the local control plane: driver, sidecar, kube-apiserver and etcd killed mid-burst, grant churn, socket loss, each reconciled against the driver's state (one scenario: FAULTS_RUN=TestGrantChurn; docs/reliability.md).
 	$(GO) test -tags faults -count=1 -timeout 15m -v ./test/faults/ $(if $(FAULTS_RUN),-run '$(FAULTS_RUN)') 2>&1 | tee $(CACHE)/faults.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|faults:)|_test.go:'; exit $${PIPESTATUS[0]}
 
-bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's, the webhook under load and namespace transfers from accept to Completed (see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
+# The memory measurement's sizes: objects of each kind in the cluster.
+BENCH_OBJECTS ?= 5000,20000,50000
+
+bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's, the webhook under load and namespace transfers from accept to Completed (memory at BENCH_OBJECTS=5000,20000,50000 objects of each kind, with the growth per 10,000 and the time to ready; see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
 	@mkdir -p $(CACHE)
-	$(GO) run ./test/bench -out $(CACHE)/bench-results.md $(if $(BENCH_SIZES),-sizes $(BENCH_SIZES)) $(if $(BENCH_OBJECTS),-objects $(BENCH_OBJECTS)) $(if $(BENCH_CLAIMS),-claims $(BENCH_CLAIMS))
+	$(GO) run ./test/bench -out $(CACHE)/bench-results.md $(if $(BENCH_SIZES),-sizes $(BENCH_SIZES)) -objects $(BENCH_OBJECTS) $(if $(BENCH_CLAIMS),-claims $(BENCH_CLAIMS))
 	$(GO) test -run '^$$' -bench BenchmarkCheck -benchmem ./pkg/referencegrant/ | tee -a $(CACHE)/bench-results.md
 	$(GO) run ./test/bench/validator -out $(CACHE)/bench-validator.md
 	$(GO) run ./test/bench/webhook -out $(CACHE)/bench-webhook.md

@@ -35,7 +35,7 @@ func main() {
 	throughputOnly := flag.Bool("throughput-only", false, "skip the latency, API cost and memory measurements")
 	memoryOnly := flag.Bool("memory-only", false, "run only the memory measurement")
 	keep := flag.Bool("keep", false, "keep each local cluster running after its measurements until interrupted")
-	smoke := flag.Bool("smoke", false, "check that the measurements run (make bench-smoke): 2 claims for each, instead of -sizes and the usual counts, and no memory run; the figures mean nothing")
+	smoke := flag.Bool("smoke", false, "check that the measurements run (make bench-smoke): 2 claims for each, instead of -sizes and the usual counts, and a memory run of one 3s run per sidecar at 20 and 40 objects of each kind; the figures mean nothing")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -67,6 +67,10 @@ var (
 	measureCounts = claimCounts{oneAtATime: 50, later: 20, cost: 100, capacity: 100, capacityWindow: 2 * time.Minute}
 	// smokeCounts only check that each measurement works.
 	smokeCounts = claimCounts{oneAtATime: 2, later: 2, cost: 2, capacity: 2, capacityWindow: 5 * time.Second}
+	// smokeObjects and smokeMemoryWindow check the memory measurement: two
+	// sizes, so that the growth table is made too, one short run each.
+	smokeObjects      = []int{20, 40}
+	smokeMemoryWindow = 3 * time.Second
 )
 
 func run(ctx context.Context, o options) error {
@@ -92,7 +96,8 @@ func run(ctx context.Context, o options) error {
 	}
 	work, counts := filepath.Join(root, ".cache", "bench"), measureCounts
 	if o.smoke {
-		work, counts, sizes, objects = work+"-smoke", smokeCounts, []int{2}, nil
+		work, counts, sizes, objects = work+"-smoke", smokeCounts, []int{2}, smokeObjects
+		memoryWindow, memoryRuns = smokeMemoryWindow, 1
 	}
 	_ = os.RemoveAll(work)
 	r := &results{}

@@ -29,11 +29,15 @@ import (
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
 
-// Each sidecar is watched this long from its start: both sync thousands of
-// objects within a few seconds.
-const (
+// Each sidecar is watched memoryWindow from its start (both sync thousands
+// of objects within a few seconds), memoryRuns times per size; the median
+// run (by peak RSS) is reported. make bench-smoke shortens both.
+var (
 	memoryWindow = 20 * time.Second
-	memoryRuns   = 3 // per sidecar and size; the median run (by peak RSS) is reported
+	memoryRuns   = 3
+)
+
+const (
 	// memoryNamespaces hold the objects the sidecars start with.
 	memoryNamespaces = 50
 	// memoryDriver is the driver of the memory measurement's stack, and
