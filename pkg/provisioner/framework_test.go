@@ -690,7 +690,7 @@ func describeSource(pv *v1.PersistentVolume) string {
 }
 
 // describeErr names an error by its cause: a volume in use (only as the
-// library recognises it, unwrapped), a refusal's reason, an ignored claim, a
+// library recognizes it, unwrapped), a refusal's reason, an ignored claim, a
 // CSI status code, or the text.
 func describeErr(err error) string {
 	var refusedErr *RefusedError

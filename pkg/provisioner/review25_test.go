@@ -12,12 +12,12 @@ import (
 // Review of issue 25 (#1582) at the provisioner's gathering step: the
 // CSINodes of upstream v6.4.0's topology tests also list another driver
 // (buildCSINodes: net.example.storage/other-driver with key
-// net.example.storage/rack, and every node labelled with it). Only this
+// net.example.storage/rack, and every node labeled with it). Only this
 // driver's registration counts, on every node and on the selected one.
 
 const otherRackKey = "net.example.storage/rack"
 
-// withOtherDriver is a node labelled with zone (when not empty) and the
+// withOtherDriver is a node labeled with zone (when not empty) and the
 // other driver's rack, whose CSINode lists the other driver and, with
 // keys, this driver.
 func withOtherDriver(name, zone string, keys ...string) []runtime.Object {
@@ -45,7 +45,7 @@ func TestReview25AnotherDriversRegistrationDoesNotCount(t *testing.T) {
 		{
 			// n-c's finer registration covers the zone key, so it counts
 			// under it ("finer registration contributes to the coarser key
-			// set"); its own key set has no labelled node.
+			// set"); its own key set has no labeled node.
 			name:    "immediate binding: only the nodes this driver registered keys on, with their labels",
 			caps:    topologyAware,
 			options: func(o *Options) { o.ImmediateTopology = true },

@@ -21,7 +21,7 @@ import (
 )
 
 // Review of issue 25 (#1588): a volume still attached is the library's
-// *controller.VolumeInUseError, which deleteVolumeOperation recognises with
+// *controller.VolumeInUseError, which deleteVolumeOperation recognizes with
 // a plain type assertion (sig-storage-lib-external-provisioner v13.1.0,
 // controller.go): whatever stands between the library and
 // Provisioner.Delete must hand it over unwrapped, in every configuration.
