@@ -30,22 +30,16 @@ func (p *Protector) inUse(src datasource.Source, obj metav1.Object) bool {
 	if src.ThroughLink && p.cfg.Links == nil {
 		return true // cannot tell: only a sidecar following links releases their finalizer
 	}
-	uses, err := p.finder().Pending(src, obj)
-	if err != nil {
-		// Cannot tell: the link cache has not synced (a restart, a leader
-		// change), its list is refused or its CRD is not served, and a
-		// claim restoring through a link would look absent. LinksSynced
-		// re-checks once it can be read.
-		return true
-	}
-	for _, u := range uses {
-		// A claim whose link became unreadable after it was found cannot
-		// be told either.
-		if u.Verdict.HoldsSource() || u.Verdict.Reason == claimsource.ReasonLinkAPIUnavailable {
-			return true
-		}
-	}
-	return false
+	// A claim whose link became unreadable after it was found cannot be
+	// told either.
+	held, err := p.finder().AnyPending(src, obj, func(u sourceuse.Use) bool {
+		return u.Verdict.HoldsSource() || u.Verdict.Reason == claimsource.ReasonLinkAPIUnavailable
+	})
+	// With an error, it cannot tell: the link cache has not synced (a
+	// restart, a leader change), its list is refused or its CRD is not
+	// served, and a claim restoring through a link would look absent.
+	// LinksSynced re-checks once it can be read.
+	return held || err != nil
 }
 
 // finder asks sourceuse with the protector's caches.

@@ -90,6 +90,32 @@ type Use struct {
 func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error) {
 	objs, err := f.claimsOf(src)
 	var uses []Use
+	f.pending(src, obj, objs, func(u Use) bool {
+		uses = append(uses, u)
+		return true
+	})
+	return uses, err
+}
+
+// AnyPending reports whether one of the claims Pending would return has a
+// verdict that counts, and stops at the first: source protection asks it
+// on every change of a claim or volume of the source, and while a thousand
+// claims restore from one snapshot, listing them all each time is most of
+// the sidecar's CPU. The error is Pending's: the link cache could not be
+// read, and the answer covers only the claims found directly.
+func (f Finder) AnyPending(src datasource.Source, obj metav1.Object, counts func(Use) bool) (bool, error) {
+	objs, err := f.claimsOf(src)
+	found := false
+	f.pending(src, obj, objs, func(u Use) bool {
+		found = counts(u)
+		return !found
+	})
+	return found, err
+}
+
+// pending calls yield with each of objs that is a pending claim of src
+// (see Pending), until yield returns false.
+func (f Finder) pending(src datasource.Source, obj metav1.Object, objs []found, yield func(Use) bool) {
 	for _, o := range objs {
 		claim, ok := o.claim.(*v1.PersistentVolumeClaim)
 		if !ok || claim.DeletionTimestamp != nil ||
@@ -99,11 +125,10 @@ func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error)
 		if _, err := f.Volumes.Get(f.VolumeName(claim)); !apierrors.IsNotFound(err) {
 			continue // provisioned (or the cache cannot say otherwise)
 		}
-		if named, verdict, err := f.policyFor(claim).Admit(claim); err == nil && holds(src, named) {
-			uses = append(uses, Use{Claim: claim, Verdict: verdict})
+		if named, verdict, err := f.policyFor(claim).Admit(claim); err == nil && holds(src, named) && !yield(Use{Claim: claim, Verdict: verdict}) {
+			return
 		}
 	}
-	return uses, err
 }
 
 // holds reports whether a claim naming named holds the finalizer of the
