@@ -216,6 +216,15 @@ func TestReview24RejectedCredentialsAreOneRefusal(t *testing.T) {
 // list and watch were withdrawn meanwhile) must stop the cache from being
 // served: the list it falls back to is refused and recorded.
 func TestReview24RefusedStreamOfASyncedCacheStopsServingIt(t *testing.T) {
+	api, _ := review24SyncedThenWithdrawn(t, forbidden("list"))
+	refusedWith(t, api, "cannot list gateway.networking.k8s.io/v1/referencegrants: forbidden")
+}
+
+// review24SyncedThenWithdrawn starts a ReferenceGrant API whose first
+// stream syncs it, then withdraws list and watch and expires that stream:
+// every later stream is refused, and every full list answers listErr.
+func review24SyncedThenWithdrawn(t *testing.T, listErr error) (*API, *review24Server) {
+	t.Helper()
 	var withdrawn atomic.Bool
 	var first atomic.Pointer[watch.FakeWatcher]
 	s := newReview24Server(func() (watch.Interface, error) {
@@ -229,17 +238,16 @@ func TestReview24RefusedStreamOfASyncedCacheStopsServingIt(t *testing.T) {
 		return w, nil
 	}, nil, func() error {
 		if withdrawn.Load() {
-			return forbidden("list")
+			return listErr
 		}
 		return nil
 	})
 	api := s.api(newManualClock())
 	start(t, api)
-
 	waitUntil(t, "the cache syncs", func() bool { return available(api) })
 	withdrawn.Store(true)
 	first.Load().Error(&apierrors.NewResourceExpired("too old resource version").ErrStatus)
-	refusedWith(t, api, "cannot list gateway.networking.k8s.io/v1/referencegrants: forbidden")
+	return api, s
 }
 
 // TestReview24RefusedStreamIsNotForgottenWhenTheListFailsOtherwise: a
@@ -253,29 +261,7 @@ func TestReview24RefusedStreamOfASyncedCacheStopsServingIt(t *testing.T) {
 // the refused stream is forgotten and the stale cache stays in use for as
 // long as the lists fail, allowing what a grant deleted meanwhile allowed.
 func TestReview24RefusedStreamIsNotForgottenWhenTheListFailsOtherwise(t *testing.T) {
-	var withdrawn atomic.Bool
-	var first atomic.Pointer[watch.FakeWatcher]
-	s := newReview24Server(func() (watch.Interface, error) {
-		if withdrawn.Load() {
-			return nil, forbidden("watch")
-		}
-		w := watch.NewFakeWithChanSize(2, false)
-		w.Add(review24Grant("bar", "5"))
-		w.Action(watch.Bookmark, review24EndOfInitialEvents("10"))
-		first.Store(w)
-		return w, nil
-	}, nil, func() error {
-		if withdrawn.Load() {
-			return apierrors.NewTooManyRequests("the server is busy", 1)
-		}
-		return nil
-	})
-	api := s.api(newManualClock())
-	start(t, api)
-
-	waitUntil(t, "the cache syncs", func() bool { return available(api) })
-	withdrawn.Store(true)
-	first.Load().Error(&apierrors.NewResourceExpired("too old resource version").ErrStatus)
+	api, s := review24SyncedThenWithdrawn(t, apierrors.NewTooManyRequests("the server is busy", 1))
 	waitUntil(t, "the reflector streams again", func() bool { return s.streams.Load() >= 2 })
 	if !review24Within(2*time.Second, func() bool {
 		_, _, err := api.Informer()

@@ -84,16 +84,21 @@ func (c *changes) seen(namespace string) bool {
 	return false
 }
 
-// runChecker starts a checker on client and disc until the test ends.
-func runChecker(t *testing.T, client *gatewayfake.Clientset, disc *discoveryStub) (*Checker, *changes) {
+// runChecker starts a checker on client and disc, its Config changed by
+// opts, until the test ends.
+func runChecker(t *testing.T, client *gatewayfake.Clientset, disc *discoveryStub, opts ...func(*Config)) (*Checker, *changes) {
 	t.Helper()
 	changed := &changes{}
-	checker := NewChecker(Config{
+	cfg := Config{
 		Client:       client,
 		Discovery:    disc,
 		PollInterval: 10 * time.Millisecond,
 		OnChange:     changed.record,
-	})
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	checker := NewChecker(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -1,7 +1,6 @@
 package referencegrant
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -94,20 +93,7 @@ func atVersion(rg *gatewayv1.ReferenceGrant, rv string) *gatewayv1.ReferenceGran
 // test ends.
 func runStreamingChecker(t *testing.T, s *review24Streams) (*Checker, *changes) {
 	t.Helper()
-	changed := &changes{}
-	checker := NewChecker(Config{Client: s.client, Discovery: servedVersions("v1"), PollInterval: 10 * time.Millisecond,
-		OnChange: changed.record, WatchList: true})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		checker.Run(ctx)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return checker, changed
+	return runChecker(t, s.client, servedVersions("v1"), func(c *Config) { c.WatchList = true })
 }
 
 // TestReview24StreamedGrantFollowsLaterEvents: a grant streamed in the
