@@ -2,8 +2,6 @@ package provisioner
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	storagev1 "k8s.io/api/storage/v1"
@@ -39,8 +37,8 @@ func (p *Provisioner) topologyRequirement(opts controller.ProvisionOptions) (*cs
 
 // topologyInput reads what topology.Requirement needs from the caches: the
 // selected node, and every node whose CSINode lists the driver, with the
-// keys registered there (in the CSINodes' order by name, so that every
-// retry of a claim computes the same requirement).
+// keys registered there. Their order does not matter: the requirement is
+// sorted, so every retry of a claim computes the same one.
 func (p *Provisioner) topologyInput(opts controller.ProvisionOptions) (topology.Input, error) {
 	in := topology.Input{AllowedTopologies: opts.StorageClass.AllowedTopologies, ClaimName: opts.PVC.Name,
 		Strict: p.opts.StrictTopology, Immediate: p.opts.ImmediateTopology}
@@ -58,7 +56,6 @@ func (p *Provisioner) topologyInput(opts controller.ProvisionOptions) (topology.
 	if err != nil {
 		return in, fmt.Errorf("error listing CSINodes: %w", err)
 	}
-	slices.SortFunc(csiNodes, func(a, b *storagev1.CSINode) int { return strings.Compare(a.Name, b.Name) })
 	for _, cn := range csiNodes {
 		keys := p.topologyKeys(cn)
 		if len(keys) == 0 {

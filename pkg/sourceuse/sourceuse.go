@@ -101,16 +101,19 @@ func (f Finder) Pending(src datasource.Source, obj metav1.Object) ([]Use, error)
 // verdict that counts, and stops at the first: source protection asks it
 // on every change of a claim or volume of the source, and while a thousand
 // claims restore from one snapshot, listing them all each time is most of
-// the sidecar's CPU. The error is Pending's: the link cache could not be
-// read, and the answer covers only the claims found directly.
+// the sidecar's CPU. With an error (the link cache could not be read, see
+// Pending) the answer is unknown, and nothing is judged.
 func (f Finder) AnyPending(src datasource.Source, obj metav1.Object, counts func(Use) bool) (bool, error) {
 	objs, err := f.claimsOf(src)
+	if err != nil {
+		return false, err
+	}
 	found := false
 	f.pending(src, obj, objs, func(u Use) bool {
 		found = counts(u)
 		return !found
 	})
-	return found, err
+	return found, nil
 }
 
 // pending calls yield with each of objs that is a pending claim of src
