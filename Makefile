@@ -165,7 +165,7 @@ test-monitoring: $(MONITORING_TOOLS) ## deploy/overlays/monitoring with Promethe
 	$(GO) test -tags monitoring -count=1 ./test/monitoring/
 
 bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20, its webhook measurement for 2 s at 20/s and its transfer measurement with one transfer of each kind and 2 at once, and its memory measurement once at 20 and 40 objects, as a smoke test (no timing is checked).
-	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./test/...
+	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./internal/... ./test/...
 	$(GO) run ./test/bench -smoke -setups default
 	$(GO) run ./test/bench/validator -claims 20 -grants 20 -namespaces 4 -runs 1
 	$(GO) run ./test/bench/webhook -smoke
@@ -178,7 +178,7 @@ test-unit: ## Unit and component tests, with the race detector.
 FUZZTIME ?= 10s
 
 .PHONY: test-fuzz
-test-fuzz: ## Run every Go fuzz target under pkg/ for FUZZTIME each (10s; hack/fuzz.sh lists them).
+test-fuzz: ## Run every Go fuzz target under internal/ and pkg/ for FUZZTIME each (10s; hack/fuzz.sh lists them).
 	GO='$(GO)' FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
 test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1; the oldest supported Kubernetes: KUBE_VERSION=1.36).
@@ -194,7 +194,7 @@ BENCH_OBJECTS ?= 5000,20000,50000
 bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's, the webhook under load and namespace transfers from accept to Completed (memory at BENCH_OBJECTS=5000,20000,50000 objects of each kind, with the growth per 10,000 and the time to ready; see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
 	@mkdir -p $(CACHE)
 	$(GO) run ./test/bench -out $(CACHE)/bench-results.md $(if $(BENCH_SIZES),-sizes $(BENCH_SIZES)) -objects $(BENCH_OBJECTS) $(if $(BENCH_CLAIMS),-claims $(BENCH_CLAIMS))
-	$(GO) test -run '^$$' -bench BenchmarkCheck -benchmem ./pkg/referencegrant/ | tee -a $(CACHE)/bench-results.md
+	$(GO) test -run '^$$' -bench BenchmarkCheck -benchmem ./internal/shared/referencegrant/ | tee -a $(CACHE)/bench-results.md
 	$(GO) run ./test/bench/validator -out $(CACHE)/bench-validator.md
 	$(GO) run ./test/bench/webhook -out $(CACHE)/bench-webhook.md
 	$(GO) run ./test/bench/transfer -out $(CACHE)/bench-transfer.md

@@ -8,8 +8,8 @@
 package main
 
 import (
-	"github.com/xns-csi/csi-provisioner/pkg/command"
-	"github.com/xns-csi/csi-provisioner/pkg/snapshotwebhook"
+	"github.com/xns-csi/csi-provisioner/internal/shared/command"
+	"github.com/xns-csi/csi-provisioner/internal/snapshotwebhook"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

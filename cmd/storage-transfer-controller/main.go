@@ -5,8 +5,8 @@
 package main
 
 import (
-	"github.com/xns-csi/csi-provisioner/pkg/command"
-	"github.com/xns-csi/csi-provisioner/pkg/transfer"
+	"github.com/xns-csi/csi-provisioner/internal/shared/command"
+	"github.com/xns-csi/csi-provisioner/internal/transfer"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -7,8 +7,8 @@
 package main
 
 import (
-	"github.com/xns-csi/csi-provisioner/pkg/command"
-	"github.com/xns-csi/csi-provisioner/pkg/validator"
+	"github.com/xns-csi/csi-provisioner/internal/shared/command"
+	"github.com/xns-csi/csi-provisioner/internal/validator"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".

@@ -8,9 +8,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/referencegrant"
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
 )
 
 // restore is how the claims of a run name their data source.

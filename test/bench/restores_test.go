@@ -6,8 +6,8 @@ import (
 	v1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/referencegrant"
 )
 
 // TestRestoresAreWhatTheSidecarServes: the claims and grants the bench

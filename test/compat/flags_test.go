@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/xns-csi/csi-provisioner/pkg/sidecar"
+	"github.com/xns-csi/csi-provisioner/internal/sidecar"
 )
 
 // upstreamFlagList is the list of upstream's flags, see its header.

@@ -9,7 +9,7 @@ import (
 
 	"k8s.io/component-base/featuregate"
 
-	"github.com/xns-csi/csi-provisioner/pkg/features"
+	"github.com/xns-csi/csi-provisioner/internal/shared/features"
 )
 
 // upstreamGateList is the list of upstream's feature gates, see its header.

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/xns-csi/csi-provisioner/pkg/sidecar"
+	"github.com/xns-csi/csi-provisioner/internal/sidecar"
 )
 
 // TestFixturesParse parses every fixture with sidecar.ParseFlags, in its

@@ -73,7 +73,7 @@ var (
 )
 
 // Address returns the driver's endpoint as a "unix:///path" URL, which
-// csi-lib-utils' connection.Connect (and therefore pkg/csi.Connect) accepts.
+// csi-lib-utils' connection.Connect (and therefore internal/sidecar/csi.Connect) accepts.
 func (d *Driver) Address() string {
 	return d.address
 }

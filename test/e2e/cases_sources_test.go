@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
 )
 
 // protectionFinalizer protects a snapshot restored by a claim naming its

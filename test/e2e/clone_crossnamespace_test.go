@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
 )
 
 // cloneFinalizer protects a claim cloned by a claim naming its namespace.

@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
 	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 )

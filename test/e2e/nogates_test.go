@@ -15,8 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
 	linkclientset "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"

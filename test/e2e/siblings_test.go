@@ -12,7 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
 )
 
 // sourceProtectionAdds is the series counting what a sidecar queued for

@@ -22,10 +22,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/xns-csi/csi-provisioner/internal/transfer/match"
+	"github.com/xns-csi/csi-provisioner/internal/transfer/plan"
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	generated "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
-	"github.com/xns-csi/csi-provisioner/pkg/transfer/match"
-	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )

@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/xns-csi/csi-provisioner/internal/validator"
 	popv1beta1 "github.com/xns-csi/csi-provisioner/pkg/apis/populator/v1beta1"
 	generated "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
-	"github.com/xns-csi/csi-provisioner/pkg/validator"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )

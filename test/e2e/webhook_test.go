@@ -17,7 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/xns-csi/csi-provisioner/pkg/snapshotvalidation"
+	"github.com/xns-csi/csi-provisioner/internal/snapshotwebhook/snapshotvalidation"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 	"github.com/xns-csi/csi-provisioner/test/servingcerts"
 )
@@ -35,7 +35,7 @@ const webhookLabel = "e2e.xns-csi.io/snapshot-webhook"
 // kube-apiserver checks before it calls webhooks; what reaches the webhook
 // here is what CEL cannot state: a reference to the snapshot with empty
 // names, a bound reference changed, a second default class per driver. The
-// rows CEL covers are the unit tests' (pkg/snapshotvalidation).
+// rows CEL covers are the unit tests' (internal/snapshotwebhook/snapshotvalidation).
 func TestE2ESnapshotWebhook(t *testing.T) {
 	ctx := ctxFor(t)
 	ns := namespace(t, "webhook")

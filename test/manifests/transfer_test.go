@@ -14,9 +14,9 @@ const transferName = "storage-transfer-controller"
 
 // transferPermissions is exactly what the controller's ClusterRole grants:
 // list and watch of what its informers read, the writes of the transfer
-// steps (pkg/transfer/actions.go), and the reads afresh before the
+// steps (internal/transfer/actions.go), and the reads afresh before the
 // source's deletion and the target's creation (get: the request, its
-// accept, the source; pkg/transfer/sync.go).
+// accept, the source; internal/transfer/sync.go).
 var transferPermissions = []permission{
 	{"transfer.xns-csi.io", "storagetransferrequests", []string{"get", "list", "watch", "update", "delete"}},
 	{"transfer.xns-csi.io", "storagetransferaccepts", []string{"get", "list", "watch", "delete"}},

@@ -20,7 +20,7 @@ const guardRole = "snapshot-validation-webhook-guard"
 var webhookGuardObjects = []string{"ClusterRole " + guardRole, "ClusterRoleBinding " + guardRole}
 
 // guardPermissions is exactly what the guard's ClusterRole grants: list and
-// watch of what pkg/sourceuse reads from informers.
+// watch of what internal/shared/sourceuse reads from informers.
 var guardPermissions = []permission{
 	{"", "persistentvolumeclaims", []string{"list", "watch"}},
 	{"", "persistentvolumes", []string{"list", "watch"}},

@@ -10,7 +10,7 @@ import (
 	networkingv1 "k8s.io/api/networking/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
-	"github.com/xns-csi/csi-provisioner/pkg/snapshotwebhook"
+	"github.com/xns-csi/csi-provisioner/internal/snapshotwebhook"
 )
 
 // The webhook's limits in deploy/webhook (issue 22, defect 9).

@@ -14,9 +14,9 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 
-	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
+	"github.com/xns-csi/csi-provisioner/internal/shared/claimsource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/referencegrant"
 )
 
 // defaultSeed makes the property test the same on every run; -seed (or

@@ -21,17 +21,17 @@ import (
 	"k8s.io/klog/v2"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/util"
 
+	"github.com/xns-csi/csi-provisioner/internal/shared/cachetrim"
+	"github.com/xns-csi/csi-provisioner/internal/shared/claimsource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/linkcache/linkcachetest"
+	"github.com/xns-csi/csi-provisioner/internal/shared/referencegrant"
+	"github.com/xns-csi/csi-provisioner/internal/shared/sourceuse"
+	"github.com/xns-csi/csi-provisioner/internal/shared/sourceuse/sourceusetest"
+	"github.com/xns-csi/csi-provisioner/internal/sidecar/linkstatus"
+	"github.com/xns-csi/csi-provisioner/internal/snapshotwebhook"
+	"github.com/xns-csi/csi-provisioner/internal/validator"
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
-	"github.com/xns-csi/csi-provisioner/pkg/cachetrim"
-	"github.com/xns-csi/csi-provisioner/pkg/claimsource"
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/linkcache/linkcachetest"
-	"github.com/xns-csi/csi-provisioner/pkg/linkstatus"
-	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
-	"github.com/xns-csi/csi-provisioner/pkg/snapshotwebhook"
-	"github.com/xns-csi/csi-provisioner/pkg/sourceuse"
-	"github.com/xns-csi/csi-provisioner/pkg/sourceuse/sourceusetest"
-	"github.com/xns-csi/csi-provisioner/pkg/validator"
 )
 
 // decisions is what every component decides in a world. facts holds each

@@ -12,9 +12,9 @@ import (
 
 	v1 "k8s.io/api/core/v1"
 
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
-	"github.com/xns-csi/csi-provisioner/pkg/referencegrant"
-	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/referencegrant"
+	"github.com/xns-csi/csi-provisioner/internal/transfer/plan"
 )
 
 // The metadata property (issue 21). In a peer project an annotation that

@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/xns-csi/csi-provisioner/pkg/datasource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/datasource"
 	"github.com/xns-csi/csi-provisioner/test/localdriver"
 )
 

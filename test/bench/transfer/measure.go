@@ -16,10 +16,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/xns-csi/csi-provisioner/internal/transfer/plan"
 	transferv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/transfer/v1alpha1"
 	generated "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/informers"
-	"github.com/xns-csi/csi-provisioner/pkg/transfer/plan"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )

@@ -12,7 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/xns-csi/csi-provisioner/pkg/validator"
+	"github.com/xns-csi/csi-provisioner/internal/validator"
 	"github.com/xns-csi/csi-provisioner/test/cluster"
 	"github.com/xns-csi/csi-provisioner/test/localenv"
 )
