@@ -217,6 +217,7 @@ func (b *bench) throughput(s *setup, kind restore, n int) (throughputRow, error)
 	for i := range cpuProcesses {
 		row.cpu = append(row.cpu, 100*(cpuAfter[i]-cpuBefore[i])/elapsed.Seconds())
 	}
+	row.sidecarCPU = cpuAfter[0] - cpuBefore[0]
 	return row, nil
 }
 

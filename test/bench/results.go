@@ -17,6 +17,7 @@ type throughputRow struct {
 	n, done            int // claims created, and provisioned within the time limit
 	seconds, perSecond float64
 	cpu                []float64 // % of one core, per cpuProcesses
+	sidecarCPU         float64   // the sidecar's CPU seconds over the run
 }
 
 func (r throughputRow) String() string {
@@ -28,7 +29,11 @@ func (r throughputRow) String() string {
 	if r.done < r.n {
 		n += fmt.Sprintf(" (%d provisioned in the time limit)", r.done)
 	}
-	return fmt.Sprintf("| %s | %s | %s | %.1f | %.1f | %s |", r.setup, r.kind, n, r.seconds, r.perSecond, strings.Join(cpu, " / "))
+	perPV := "-"
+	if r.done > 0 {
+		perPV = fmt.Sprintf("%.1f", 1000*r.sidecarCPU/float64(r.done))
+	}
+	return fmt.Sprintf("| %s | %s | %s | %.1f | %.1f | %s | %s |", r.setup, r.kind, n, r.seconds, r.perSecond, strings.Join(cpu, " / "), perPV)
 }
 
 type costRow struct {
@@ -169,7 +174,7 @@ func (r *results) String() string {
 	fmt.Fprintf(&b, "\n# csi-provisioner benchmark (%s, %d CPUs, %s)\n\n", runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02"))
 	if r.throughput != nil {
 		b.WriteString("## Throughput: claims created at once until each has its PV\n\n")
-		b.WriteString("| sidecar flags | claims | N | seconds | PVCs/s | CPU: sidecar / kube-apiserver / etcd / kube-controller-manager |\n|---|---|---|---|---|---|\n")
+		b.WriteString("| sidecar flags | claims | N | seconds | PVCs/s | CPU: sidecar / kube-apiserver / etcd / kube-controller-manager | sidecar CPU ms per PV |\n|---|---|---|---|---|---|---|\n")
 		for _, row := range r.throughput {
 			b.WriteString(row.String() + "\n")
 		}
