@@ -28,6 +28,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/internal/shared/linkcache"
 	"github.com/xns-csi/csi-provisioner/internal/shared/referencegrant"
 	"github.com/xns-csi/csi-provisioner/internal/shared/requeue"
+	"github.com/xns-csi/csi-provisioner/internal/sidecar/capacity"
 	"github.com/xns-csi/csi-provisioner/internal/sidecar/deletionorder"
 	"github.com/xns-csi/csi-provisioner/internal/sidecar/inflight"
 	"github.com/xns-csi/csi-provisioner/internal/sidecar/linkstatus"
@@ -107,18 +108,42 @@ func newInformerSet(kube kubernetes.Interface, opts *Options, driver string) *in
 }
 
 // build wires every component and returns the function that runs them (as
-// leader) and the readiness handler.
+// leader) and the readiness handler. Each step below adds one layer to
+// what the steps before it made: the caches, the policy that decides which
+// sources a claim may use, the source protection, the provisioner, the
+// event wiring between them, and the library's controller.
 func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readiness, error) {
-	opts := cfg.opts
+	if err := cfg.complete(); err != nil {
+		return nil, nil, err
+	}
+	w := &wiring{cfg: cfg, opts: cfg.opts, informers: newInformerSet(cfg.kube, cfg.opts, cfg.identity.name)}
+	if err := w.caches(); err != nil {
+		return nil, nil, err
+	}
+	w.sourcePolicy()
+	w.sourceProtection()
+	w.newProvisioner(ctx)
+	if err := w.wireEvents(); err != nil {
+		return nil, nil, err
+	}
+	if err := w.newController(ctx); err != nil {
+		return nil, nil, err
+	}
+	ready := &readiness{}
+	return func(ctx context.Context) { w.run(ctx, ready) }, ready, nil
+}
+
+// complete builds the clients and discovery a test did not set.
+func (cfg *buildConfig) complete() error {
 	var err error
 	if cfg.snapshots == nil {
 		if cfg.snapshots, err = snapclientset.NewForConfig(cfg.rest); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
 	if cfg.gateway == nil {
 		if cfg.gateway, err = gatewayclientset.NewForConfig(cfg.rest); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
 	if cfg.snapshotDiscovery == nil {
@@ -130,191 +155,254 @@ func build(ctx context.Context, cfg buildConfig) (func(context.Context), *readin
 	if cfg.kubeDiscovery == nil {
 		cfg.kubeDiscovery = cfg.kube.Discovery()
 	}
-	if cfg.pollInterval == 0 {
-		cfg.pollInterval = optionalAPIPollInterval
+	cfg.pollInterval = cmp.Or(cfg.pollInterval, optionalAPIPollInterval)
+	if cfg.events == nil {
+		cfg.events = cfg.kube
 	}
-	f := newInformerSet(cfg.kube, opts, cfg.identity.name)
-	claims, err := requeue.NewClaims(f.claims)
-	if err != nil {
-		return nil, nil, err
+	return nil
+}
+
+// wiring holds the sidecar's components while build wires them, and runs
+// them.
+type wiring struct {
+	cfg       buildConfig
+	opts      *Options
+	informers *informerSet
+	claims    *requeue.Claims
+	snapshots *snapshotcache.Cache
+	grants    *referencegrant.Checker
+	links     *linkcache.Cache // nil without --cross-namespace-snapshot
+	// order orders claims against their source's deletion request within
+	// the second the API's timestamps share (package deletionorder).
+	order      *deletionorder.Log
+	policy     claimsource.Policy
+	protection sourceprotection.Config
+	// protector and linkStatus are told about grant and snapshot cache
+	// changes, and decide with those caches' answers: they are set before
+	// anything runs.
+	protector  *sourceprotection.Protector
+	linkStatus *linkstatus.Controller // nil without links
+	attempts   *inflight.Registry
+	storage    storageCaches
+	prov       *provisioner.Provisioner
+	settle     *settler
+	capacities *capacity.Controller // nil without --enable-capacity
+	state      prometheus.Collector
+	controller *controller.ProvisionController
+}
+
+// caches makes the claims' requeue index and the optional APIs' caches.
+func (w *wiring) caches() error {
+	var err error
+	if w.claims, err = requeue.NewClaims(w.informers.claims); err != nil {
+		return err
 	}
-	factory := f.factory
-	// Source protection and the link statuses are told about grant and
-	// snapshot cache changes, and decide with those caches' answers: they
-	// are set below, before anything runs.
-	var protector *sourceprotection.Protector
-	var linkStatus *linkstatus.Controller
-	snapshots := snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshotDiscovery,
+	cfg, opts := &w.cfg, w.opts
+	w.snapshots = snapshotcache.New(snapshotcache.Config{Client: cfg.snapshots, Discovery: cfg.snapshotDiscovery,
 		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, WatchList: watchList, OnSynced: func() {
-			claims.SnapshotsSynced()
-			if linkStatus != nil {
-				linkStatus.Resync()
+			w.claims.SnapshotsSynced()
+			if w.linkStatus != nil {
+				w.linkStatus.Resync()
 			}
 		}})
-	grants := referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gatewayDiscovery,
+	w.grants = referencegrant.NewChecker(referencegrant.Config{Client: cfg.gateway, Discovery: cfg.gatewayDiscovery,
 		ResyncPeriod: opts.ResyncPeriod, PollInterval: cfg.pollInterval, WatchList: watchList,
 		OnChange: func(namespace string) {
-			claims.GrantsChanged(namespace)
-			protector.GrantsChanged(namespace)
-			if linkStatus != nil {
-				linkStatus.GrantsChanged(namespace)
+			w.claims.GrantsChanged(namespace)
+			w.protector.GrantsChanged(namespace)
+			if w.linkStatus != nil {
+				w.linkStatus.GrantsChanged(namespace)
 			}
 		}})
-	links, err := newLinks(&cfg, claims, func() { protector.LinksSynced() })
-	if err != nil {
-		return nil, nil, err
+	if w.links, err = newLinks(cfg, w.claims, func() { w.protector.LinksSynced() }); err != nil {
+		return err
 	}
-	volumeName := func(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
-	// Orders claims against their source's deletion request within the
-	// second the API's timestamps share (package deletionorder).
-	order := deletionorder.New(nil)
-	policy := claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(opts.FeatureGate), Grants: grants,
-		SnapshotLinks: links != nil,
-		Driver: claimsource.Driver{Name: cfg.identity.name, RestoresSnapshots: cfg.identity.caps.SupportsSnapshotRestore(),
-			Clones: cfg.identity.caps.SupportsClone(), PreventVolumeModeConversion: opts.Volume.PreventVolumeModeConversion},
-		Snapshots: snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
-		Order: order}
+	w.storage = newStorageCaches(*cfg)
+	return nil
+}
+
+// sourcePolicy decides which sources a claim may use.
+func (w *wiring) sourcePolicy() {
+	factory, identity := w.informers.factory, w.cfg.identity
+	w.order = deletionorder.New(nil)
+	w.policy = claimsource.Policy{CrossNamespace: features.CrossNamespaceEnabled(w.opts.FeatureGate), Grants: w.grants,
+		SnapshotLinks: w.links != nil,
+		Driver: claimsource.Driver{Name: identity.name, RestoresSnapshots: identity.caps.SupportsSnapshotRestore(),
+			Clones: identity.caps.SupportsClone(), PreventVolumeModeConversion: w.opts.Volume.PreventVolumeModeConversion},
+		Snapshots: w.snapshots, Claims: factory.Core().V1().PersistentVolumeClaims().Lister(),
+		Volumes: factory.Core().V1().PersistentVolumes().Lister(), Order: w.order}
+	if w.links != nil {
+		w.policy.Links = w.links
+	}
+}
+
+// sourceProtection makes the protector of the sources in use, and the link
+// statuses, which answer from the same caches.
+func (w *wiring) sourceProtection() {
 	// The sidecar that holds a source in use, for the marks of its calls in
 	// flight: with --node-deployment, one per driver and node. Without it,
 	// one sidecar of the driver (the leader) provides and protects, and no
 	// other process uses the sources it protects (another driver's sidecar
 	// cannot restore or clone them): it marks nothing.
 	var holder string
-	if cfg.identity.node != nil {
-		holder = cfg.identity.name + "/" + cfg.identity.node.Name
+	if w.cfg.identity.node != nil {
+		holder = w.cfg.identity.name + "/" + w.cfg.identity.node.Name
 	}
-	protection := sourceprotection.Config{Client: cfg.kube, SnapshotClient: cfg.snapshots,
-		Snapshots: snapshots, Claims: f.claims.GetIndexer(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
-		VolumeName: volumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced},
-		Linger: cmp.Or(cfg.sourceLinger, sourceProtectionLinger), Holder: holder, SnapshotList: snapshots}
-	if links != nil {
-		policy.Links, protection.Links = links, links
-		linkStatus = linkstatus.New(linkstatus.Config{Client: cfg.links, Links: links, Snapshots: snapshots, Grants: grants})
-		links.AddHandler(linkStatus.LinkHandler())
-		links.AddHandler(order.LinkHandler()) // a restore through a link is as new as the link
-		order.Delivering(&snapv1alpha1.VolumeSnapshotLink{}, links.HandlersSynced)
-		snapshots.AddSnapshotHandler(linkStatus.SnapshotHandler())
+	f := w.informers
+	w.protection = sourceprotection.Config{Client: w.cfg.kube, SnapshotClient: w.cfg.snapshots,
+		Snapshots: w.snapshots, Claims: f.claims.GetIndexer(), Volumes: f.factory.Core().V1().PersistentVolumes().Lister(),
+		VolumeName: claimVolumeName, InFlight: inflight.New(), Synced: []cache.InformerSynced{f.claims.HasSynced, f.volumes.HasSynced},
+		Linger: cmp.Or(w.cfg.sourceLinger, sourceProtectionLinger), Holder: holder, SnapshotList: w.snapshots,
+		Policy: w.policy}
+	if w.links != nil {
+		w.protection.Links = w.links
+		w.linkStatus = linkstatus.New(linkstatus.Config{Client: w.cfg.links, Links: w.links, Snapshots: w.snapshots, Grants: w.grants})
+		w.links.AddHandler(w.linkStatus.LinkHandler())
+		w.links.AddHandler(w.order.LinkHandler()) // a restore through a link is as new as the link
+		w.order.Delivering(&snapv1alpha1.VolumeSnapshotLink{}, w.links.HandlersSynced)
+		w.snapshots.AddSnapshotHandler(w.linkStatus.SnapshotHandler())
 	}
-	protection.Policy = policy
-	attempts := protection.InFlight
-	protector = sourceprotection.New(protection)
-	attempts.OnEnd(protector.Recheck)
-	if cfg.events == nil {
-		cfg.events = cfg.kube
-	}
-	recorder := newRecorder(ctx, cfg.events, cfg.identity.name)
-	storage := newStorageCaches(cfg)
+	w.attempts = w.protection.InFlight
+	w.protector = sourceprotection.New(w.protection)
+	w.attempts.OnEnd(w.protector.Recheck)
+}
+
+// claimVolumeName is the name of the PV provisioned for a claim.
+func claimVolumeName(c *v1.PersistentVolumeClaim) string { return "pvc-" + string(c.UID) }
+
+// newProvisioner makes the provisioner the library's controller calls.
+func (w *wiring) newProvisioner(ctx context.Context) {
+	cfg, factory := w.cfg, w.informers.factory
 	nodes, csiNodes := topologyListers(cfg, factory)
-	prov := provisioner.New(provisioner.Config{
+	w.prov = provisioner.New(provisioner.Config{
 		DriverName:   cfg.identity.name,
 		Identity:     provisionerIdentity(provisioner.Identity(time.Now(), rand.IntN(10000), cfg.identity.name), cfg.identity.node),
 		Capabilities: cfg.identity.caps, Driver: cfg.driver, Client: cfg.kube,
 		Claims: factory.Core().V1().PersistentVolumeClaims().Lister(), Volumes: factory.Core().V1().PersistentVolumes().Lister(),
 		Nodes: nodes, CSINodes: csiNodes,
-		Classes: factory.Storage().V1().StorageClasses().Lister(), AttributesClasses: storage.attributesClassGetter(), Attachments: storage.attachmentLister(), Policy: policy,
-		Protector: protector, InFlight: attempts, Recorder: recorder, Metrics: cfg.metrics, Options: opts.Volume,
-		RequeueAfter: claims.RequeueAfter,
+		Classes: factory.Storage().V1().StorageClasses().Lister(), AttributesClasses: w.storage.attributesClassGetter(),
+		Attachments: w.storage.attachmentLister(), Policy: w.policy,
+		Protector: w.protector, InFlight: w.attempts, Recorder: newRecorder(ctx, cfg.events, cfg.identity.name),
+		Metrics: cfg.metrics, Options: w.opts.Volume, RequeueAfter: w.claims.RequeueAfter,
 	})
+	w.settle = newSettler(w.prov.Settle, w.attempts, w.opts)
+}
 
-	// Event wiring: waiting claims are re-queued by what they wait for, and
-	// source finalizers are released when their claims are done.
-	snapshots.AddSnapshotHandler(claims.SnapshotHandler())
-	snapshots.AddSnapshotHandler(order.SourceHandler())
-	snapshots.AddSnapshotHandler(protector.SnapshotHandler())
-	snapshots.AddContentHandler(claims.ContentHandler())
-	settle := newSettler(prov.Settle, attempts, opts)
-	claimsSeen, err := f.claims.AddEventHandler(order.ClaimHandler())
+// wireEvents: waiting claims are re-queued by what they wait for, and
+// source finalizers are released when their claims are done.
+func (w *wiring) wireEvents() error {
+	w.snapshots.AddSnapshotHandler(w.claims.SnapshotHandler())
+	w.snapshots.AddSnapshotHandler(w.order.SourceHandler())
+	w.snapshots.AddSnapshotHandler(w.protector.SnapshotHandler())
+	w.snapshots.AddContentHandler(w.claims.ContentHandler())
+	f := w.informers
+	claimsSeen, err := f.claims.AddEventHandler(w.order.ClaimHandler())
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
-	order.Delivering(&v1.PersistentVolumeClaim{}, claimsSeen.HasSynced)
-	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceHandler(), protector.ClaimHandler(), forgetDone(prov),
-		settle.ClaimHandler()} {
+	w.order.Delivering(&v1.PersistentVolumeClaim{}, claimsSeen.HasSynced)
+	for _, h := range []cache.ResourceEventHandler{w.claims.CloneSourceHandler(), w.protector.ClaimHandler(), forgetDone(w.prov),
+		w.settle.ClaimHandler()} {
 		if _, err := f.claims.AddEventHandler(h); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	for _, h := range []cache.ResourceEventHandler{claims.CloneSourceVolumeHandler(), protector.VolumeHandler(), volumesSaved(prov)} {
+	for _, h := range []cache.ResourceEventHandler{w.claims.CloneSourceVolumeHandler(), w.protector.VolumeHandler(), volumesSaved(w.prov)} {
 		if _, err := f.volumes.AddEventHandler(h); err != nil {
-			return nil, nil, err
+			return err
 		}
 	}
-	node, err := newNodeDeployment(cfg, f)
-	if err != nil {
-		return nil, nil, err
-	}
-	capacities, err := newCapacity(ctx, cfg, factory)
-	if err != nil {
-		return nil, nil, err
-	}
-	apis := append([]metrics.OptionalAPIs{snapshots, grants}, storage.apis()...)
-	if links != nil {
-		apis = append(apis, links)
-	}
-	state := metrics.NewState(metrics.StateSources{Claims: prov, Attempts: attempts, Sources: protector, APIs: apis})
+	return nil
+}
 
-	pc := controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name,
-		withCapacityRefresh(withNodeChecks(prov, node, attempts), capacities),
-		append(libOptions(opts, claims, f, cfg.provisionMetrics), append(upstreamOptions(opts), migrationOption(ctx, cfg.identity.name))...)...)
-	ready := &readiness{}
-	run := func(ctx context.Context) {
-		logger := klog.FromContext(ctx)
-		// The state gauges are exported while this replica provisions: a
-		// standby runs no caches, and would show every optional API
-		// unavailable.
-		if cfg.registerer != nil {
-			if err := cfg.registerer.Register(state); err != nil {
-				logger.Error(err, "Cannot export the state gauges")
-			} else {
-				defer cfg.registerer.Unregister(state)
-			}
-		}
-		factory.Start(ctx.Done())
-		// The controller's workers join wg too, so run returns (and a
-		// leader releases its Lease) only once they have finished.
-		var wg sync.WaitGroup
-		pc.ControllerWaitGroup(&wg)
-		runners := append([]func(context.Context){snapshots.Run, grants.Run, func(ctx context.Context) { protector.Run(ctx, opts.FinalizerThreads) },
-			func(ctx context.Context) { settle.Run(ctx, settlers) }},
-			storage.runners()...)
-		if links != nil {
-			runners = append(runners, links.Run, func(ctx context.Context) { linkStatus.Run(ctx, linkStatusWorkers) })
-		}
-		if capacities != nil {
-			runners = append(runners, func(ctx context.Context) { capacities.Run(ctx, opts.Capacity.Threads) })
-		}
-		for _, r := range runners {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				r(ctx)
-			}()
-		}
-		synced := factory.WaitForCacheSync(ctx.Done())
-		for typ, ok := range synced {
-			if !ok {
-				logger.Error(nil, "Informer did not sync", "type", typ)
-				return
-			}
-		}
-		settled := append([]<-chan struct{}{snapshots.Settled(), grants.Settled()}, storage.settled()...)
-		if links != nil {
-			settled = append(settled, links.Settled())
-		}
-		if !waitSettled(ctx, settled, optionalSettleWait) {
-			logger.Info("Provisioning before every optional API has settled: a claim that needs one is retried once it has",
-				"waited", optionalSettleWait)
-		}
-		ready.set()
-		logger.Info("Caches synced, provisioning", "driver", cfg.identity.name,
-			"crossNamespace", features.CrossNamespaceEnabled(opts.FeatureGate), "crossNamespaceSnapshot", links != nil)
-		// Wait for the provisioning workers too, so that run returns after
-		// their last write (ReleaseLeaderElectionOnExit releases the Lease then).
-		pc.ControllerWaitGroup(&wg)
-		pc.Run(ctx)
-		wg.Wait()
+// newController makes the library's controller around the provisioner,
+// with the node deployment's and capacity tracking's hooks, and the state
+// gauges.
+func (w *wiring) newController(ctx context.Context) error {
+	cfg, opts := w.cfg, w.opts
+	node, err := newNodeDeployment(cfg, w.informers)
+	if err != nil {
+		return err
 	}
-	return run, ready, nil
+	if w.capacities, err = newCapacity(ctx, cfg, w.informers.factory); err != nil {
+		return err
+	}
+	apis := append([]metrics.OptionalAPIs{w.snapshots, w.grants}, w.storage.apis()...)
+	if w.links != nil {
+		apis = append(apis, w.links)
+	}
+	w.state = metrics.NewState(metrics.StateSources{Claims: w.prov, Attempts: w.attempts, Sources: w.protector, APIs: apis})
+	w.controller = controller.NewProvisionController(ctx, eventsApart{Interface: cfg.kube, events: cfg.events}, cfg.identity.name,
+		withCapacityRefresh(withNodeChecks(w.prov, node, w.attempts), w.capacities),
+		append(libOptions(opts, w.claims, w.informers, cfg.provisionMetrics), append(upstreamOptions(opts), migrationOption(ctx, cfg.identity.name))...)...)
+	return nil
+}
+
+// run runs every component until ctx ends: the caches first, then, once
+// they have synced, the library's controller. It returns once the
+// controller's workers and every component have stopped.
+func (w *wiring) run(ctx context.Context, ready *readiness) {
+	logger := klog.FromContext(ctx)
+	// The state gauges are exported while this replica provisions: a
+	// standby runs no caches, and would show every optional API
+	// unavailable.
+	if w.cfg.registerer != nil {
+		if err := w.cfg.registerer.Register(w.state); err != nil {
+			logger.Error(err, "Cannot export the state gauges")
+		} else {
+			defer w.cfg.registerer.Unregister(w.state)
+		}
+	}
+	w.informers.factory.Start(ctx.Done())
+	// The controller's workers join wg too, so run returns (and a leader
+	// releases its Lease) only once they have finished.
+	var wg sync.WaitGroup
+	w.controller.ControllerWaitGroup(&wg)
+	for _, r := range w.runners() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r(ctx)
+		}()
+	}
+	for typ, ok := range w.informers.factory.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			logger.Error(nil, "Informer did not sync", "type", typ)
+			return
+		}
+	}
+	settled := append([]<-chan struct{}{w.snapshots.Settled(), w.grants.Settled()}, w.storage.settled()...)
+	if w.links != nil {
+		settled = append(settled, w.links.Settled())
+	}
+	if !waitSettled(ctx, settled, optionalSettleWait) {
+		logger.Info("Provisioning before every optional API has settled: a claim that needs one is retried once it has",
+			"waited", optionalSettleWait)
+	}
+	ready.set()
+	logger.Info("Caches synced, provisioning", "driver", w.cfg.identity.name,
+		"crossNamespace", features.CrossNamespaceEnabled(w.opts.FeatureGate), "crossNamespaceSnapshot", w.links != nil)
+	// Wait for the provisioning workers too, so that run returns after
+	// their last write (ReleaseLeaderElectionOnExit releases the Lease then).
+	w.controller.ControllerWaitGroup(&wg)
+	w.controller.Run(ctx)
+	wg.Wait()
+}
+
+// runners are the components that run beside the library's controller.
+func (w *wiring) runners() []func(context.Context) {
+	opts := w.opts
+	runners := append([]func(context.Context){w.snapshots.Run, w.grants.Run,
+		func(ctx context.Context) { w.protector.Run(ctx, opts.FinalizerThreads) },
+		func(ctx context.Context) { w.settle.Run(ctx, settlers) }},
+		w.storage.runners()...)
+	if w.links != nil {
+		runners = append(runners, w.links.Run, func(ctx context.Context) { w.linkStatus.Run(ctx, linkStatusWorkers) })
+	}
+	if w.capacities != nil {
+		runners = append(runners, func(ctx context.Context) { w.capacities.Run(ctx, opts.Capacity.Threads) })
+	}
+	return runners
 }
 
 // optionalSettleWait bounds how long a starting sidecar waits for the

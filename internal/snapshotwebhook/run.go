@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/record"
 	"k8s.io/component-base/metrics/legacyregistry"
 	"k8s.io/klog/v2"
@@ -54,14 +55,11 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	events, err := kubernetes.NewForConfig(kubeclients.Protobuf(config))
+	recorder, stopEvents, err := newRecorder(background, config)
 	if err != nil {
 		return err
 	}
-	broadcaster := record.NewBroadcaster(record.WithContext(background))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.CoreV1().Events(v1.NamespaceAll)})
-	defer broadcaster.Shutdown()
-	recorder := broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component})
+	defer stopEvents()
 	caches := []*classCache{newSnapshotClassCache(client, client.Discovery())}
 	admitter := &Admitter{
 		Content:         snapshotvalidation.ContentOptions{PreventVolumeModeConversion: opts.PreventVolumeModeConversion},
@@ -89,14 +87,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err := metrics.exportState(state); err != nil {
 		return err
 	}
-	handler := NewHandler(admitter, metrics, opts.Limits)
-	mux := http.NewServeMux()
-	mux.Handle(snapshotPath, handler)
-	mux.Handle(groupSnapshotPath, handler)
-	mux.Handle("/readyz", ready)
-	server, err := Listen(ctx, ServerConfig{Addr: ":" + strconv.Itoa(opts.Port), CertFile: opts.CertFile, KeyFile: opts.KeyFile,
-		ClientCAFile: opts.ClientCAFile, EnableHTTP2: opts.EnableHTTP2, Handler: mux, ShutdownDelay: opts.ShutdownDelay, Readiness: ready,
-		MaxConnections: opts.Limits.MaxConnections})
+	server, err := listen(ctx, opts, NewHandler(admitter, metrics, opts.Limits), ready)
 	if err != nil {
 		return err
 	}
@@ -116,6 +107,29 @@ func Run(ctx context.Context, opts *Options) error {
 	stopBackground()
 	wg.Wait()
 	return err
+}
+
+// newRecorder records the webhook's events through a client of their own
+// until stop is called.
+func newRecorder(ctx context.Context, config *rest.Config) (recorder record.EventRecorder, stop func(), err error) {
+	events, err := kubernetes.NewForConfig(kubeclients.Protobuf(config))
+	if err != nil {
+		return nil, nil, err
+	}
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: events.CoreV1().Events(v1.NamespaceAll)})
+	return broadcaster.NewRecorder(scheme.Scheme, v1.EventSource{Component: Component}), broadcaster.Shutdown, nil
+}
+
+// listen opens the HTTPS server of the admission handler and /readyz.
+func listen(ctx context.Context, opts *Options, handler http.Handler, ready *Readiness) (*Server, error) {
+	mux := http.NewServeMux()
+	mux.Handle(snapshotPath, handler)
+	mux.Handle(groupSnapshotPath, handler)
+	mux.Handle("/readyz", ready)
+	return Listen(ctx, ServerConfig{Addr: ":" + strconv.Itoa(opts.Port), CertFile: opts.CertFile, KeyFile: opts.KeyFile,
+		ClientCAFile: opts.ClientCAFile, EnableHTTP2: opts.EnableHTTP2, Handler: mux, ShutdownDelay: opts.ShutdownDelay, Readiness: ready,
+		MaxConnections: opts.Limits.MaxConnections})
 }
 
 // serveDiagnostics creates the webhook's metrics and serves them with the

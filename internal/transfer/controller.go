@@ -146,7 +146,17 @@ func New(cfg Config) (*Controller, error) {
 	c.claims = c.core.Core().V1().PersistentVolumeClaims().Informer()
 	c.volumes = c.core.Core().V1().PersistentVolumes().Informer()
 	c.pods = c.core.Core().V1().Pods().Informer()
-	c.snapshots = cache.NewSharedIndexInformer(&listing{ListWatch: &cache.ListWatch{
+	c.snapshots, c.contents = snapshotInformers(cfg)
+	if err := c.wire(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// snapshotInformers are the informers of the VolumeSnapshots and their
+// contents, which the transfers move.
+func snapshotInformers(cfg Config) (snapshots, contents cache.SharedIndexInformer) {
+	snapshots = cache.NewSharedIndexInformer(&listing{ListWatch: &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return cfg.Snapshot.SnapshotV1().VolumeSnapshots("").List(ctx, o)
 		},
@@ -154,7 +164,7 @@ func New(cfg Config) (*Controller, error) {
 			return cfg.Snapshot.SnapshotV1().VolumeSnapshots("").Watch(ctx, o)
 		},
 	}}, &snapv1.VolumeSnapshot{}, cfg.ResyncPeriod, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
-	c.contents = cache.NewSharedIndexInformer(&listing{ListWatch: &cache.ListWatch{
+	contents = cache.NewSharedIndexInformer(&listing{ListWatch: &cache.ListWatch{
 		ListWithContextFunc: func(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 			return cfg.Snapshot.SnapshotV1().VolumeSnapshotContents().List(ctx, o)
 		},
@@ -162,15 +172,20 @@ func New(cfg Config) (*Controller, error) {
 			return cfg.Snapshot.SnapshotV1().VolumeSnapshotContents().Watch(ctx, o)
 		},
 	}}, &snapv1.VolumeSnapshotContent{}, cfg.ResyncPeriod, cache.Indexers{})
+	return snapshots, contents
+}
 
+// wire adds the caches' indexes and the handlers that queue the transfers
+// an object's change concerns.
+func (c *Controller) wire() error {
 	if err := c.accepts.AddIndexers(cache.Indexers{byRequest: acceptRequestIndex}); err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.requests.AddIndexers(cache.Indexers{byObject: requestObjectIndex, byUID: requestUIDIndex}); err != nil {
-		return nil, err
+		return err
 	}
 	if err := c.pods.AddIndexers(cache.Indexers{byClaim: podClaimIndex}); err != nil {
-		return nil, err
+		return err
 	}
 	for _, h := range []struct {
 		inf  cache.SharedIndexInformer
@@ -185,7 +200,7 @@ func New(cfg Config) (*Controller, error) {
 		{c.pods, c.podKeys},
 	} {
 		if _, err := h.inf.AddEventHandler(c.enqueueAll(h.keys)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// What was told on a request or accept is forgotten with it. A
@@ -203,10 +218,10 @@ func New(cfg Config) (*Controller, error) {
 				c.queue.Add(lockKeyPrefix + objectKey(r.Spec.Source.Kind, r.Namespace, r.Spec.Source.Name))
 			}
 		}}); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // Run starts the caches and the workers and blocks until ctx is done.
