@@ -24,7 +24,7 @@ import (
 func asCached(_ *testing.T, claim *v1.PersistentVolumeClaim) *v1.PersistentVolumeClaim { return claim }
 
 // TestHandAnnotatedClaimThatNoProvisionerServesPinsNothing: the
-// README (and DeleteGuard's comment) promise that "a claim of a missing
+// docs/webhook.md (and DeleteGuard's comment) promise that "a claim of a missing
 // class ... or one waiting for its first consumer holds nothing, so a
 // granted namespace cannot pin the snapshot with a claim that will never
 // be provisioned". The guard only reads the storage-provisioner
@@ -33,7 +33,7 @@ func asCached(_ *testing.T, claim *v1.PersistentVolumeClaim) *v1.PersistentVolum
 // shouldProvision) never provisions such a claim: getStorageClass fails
 // for a missing (or "") class, and a WaitForFirstConsumer class without
 // volume.kubernetes.io/selected-node is skipped. So the claim is pending
-// forever and, per the README, must hold nothing.
+// forever and, per docs/webhook.md, must hold nothing.
 func TestHandAnnotatedClaimThatNoProvisionerServesPinsNothing(t *testing.T) {
 	snap := snapshot(fromClaim("data"), withFinalizer(datasource.SnapshotFinalizer), ofClass("csi-snapclass"))
 	for name, class := range map[string]string{
@@ -100,7 +100,7 @@ func TestHoldsThatAreRight(t *testing.T) {
 // TestAConflictIsToldOncePerConflictAndReplica: deploy/webhook runs
 // 3 replicas, each with its own reporter (no leader election, the told set
 // in memory), so each class gets one event per replica, and again from
-// every replica at each restart or rollout; the README says so. The
+// every replica at each restart or rollout; docs/webhook.md says so. The
 // events are bounded by replicas × classes in conflict.
 func TestAConflictIsToldOncePerConflictAndReplica(t *testing.T) {
 	classes := []snapshotvalidation.Class{{Name: "a", Driver: "d1", Default: true}, {Name: "b", Driver: "d1", Default: true}}

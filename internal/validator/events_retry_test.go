@@ -27,7 +27,7 @@ var eventsResource = schema.GroupResource{Resource: "events"}
 // not counted as told and is decided again: a second event with the same
 // reason and message, because each write has a new time-based name, so
 // the retry cannot be recognized (AlreadyExists) as the same event. The
-// README promises "each claim is told once per state".
+// docs/validator.md promises "each claim is told once per state".
 func TestAnEventStoredButNotAcknowledgedIsNotWrittenTwice(t *testing.T) {
 	e := startEnv(t)
 	var writes atomic.Int32

@@ -1,7 +1,7 @@
 package validator
 
 // The event reasons of the validator's own; every other reason it gives is
-// a claimsource.Reason, with the sidecar's words. The README's event table
+// a claimsource.Reason, with the sidecar's words. docs/validator.md's event table
 // lists them with what the user should do.
 const (
 	// ReasonUnrecognizedDataSourceKind: no VolumePopulator registers the

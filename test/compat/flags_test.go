@@ -15,7 +15,7 @@ import (
 // upstreamFlagList is the list of upstream's flags, see its header.
 const upstreamFlagList = "testdata/upstream-" + upstreamRelease + ".flags"
 
-// ownFlags are the flags this sidecar has beyond upstream's; the README's
+// ownFlags are the flags this sidecar has beyond upstream's; docs/provisioner.md's
 // flag section lists them as this sidecar's.
 var ownFlags = []string{"cross-namespace-snapshot", "finalizer-threads", "resync-period"}
 
@@ -65,7 +65,7 @@ func TestUpstreamFlagsDefined(t *testing.T) {
 		}
 	})
 	if !slices.Equal(extra, ownFlags) {
-		t.Errorf("flags beyond upstream's: %q, want %q (a new flag of this sidecar belongs in ownFlags and the README's flag section)", extra, ownFlags)
+		t.Errorf("flags beyond upstream's: %q, want %q (a new flag of this sidecar belongs in ownFlags and docs/provisioner.md's flag section)", extra, ownFlags)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // watchLag is how long after its deletion returned a grant may still be in
-// the sidecar's cache: every check reads the cache (README, Revocation),
+// the sidecar's cache: every check reads the cache (docs/cross-namespace-restores.md, Revocation),
 // which learns of the deletion through its watch. The churn's gaps are
 // longer, so a check in a gap is still caught.
 const watchLag = time.Second

@@ -19,7 +19,7 @@ import (
 // are refused with an event; the snapshot goes once the earlier ones are
 // done and the refused ones deleted. The snapshot class retains the
 // driver's snapshot: with Delete, the snapshot-controller deletes the
-// content regardless of our finalizer (README, Guarantees, "Not (yet)
+// content regardless of our finalizer (docs/guarantees.md, "Not (yet)
 // guaranteed").
 func TestSnapshotDeletedMidRestore(t *testing.T) {
 	sc := newScenario(t, "snapdel", scenarioOptions{retain: true})

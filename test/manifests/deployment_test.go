@@ -204,7 +204,7 @@ func TestSidecarRunsAsNonRoot(t *testing.T) {
 	})
 }
 
-// TestImagesCanBeOverridden checks the override README.md describes: a
+// TestImagesCanBeOverridden checks the override docs/deploying.md describes: a
 // user's overlay with kustomize's `images:` replaces the sidecar's image,
 // in every kustomization that installs it.
 func TestImagesCanBeOverridden(t *testing.T) {

@@ -48,7 +48,7 @@ func TestWebhookMemoryLimitHoldsItsLimits(t *testing.T) {
 // Service's target, which kube-apiserver calls) and their metrics port
 // from scrapers only; nothing else. The HTTPS rule admits any source:
 // NetworkPolicy cannot select a kube-apiserver on the host network or
-// outside the cluster portably (README, "Hardening").
+// outside the cluster portably (docs/webhook.md, "Hardening").
 func TestWebhookNetworkPolicy(t *testing.T) {
 	r := renderWebhook(t)
 	p := r.policy

@@ -44,7 +44,7 @@ func seed(t *testing.T) uint64 {
 }
 
 // The reference model. It is written from KEP-3294 ("Implementation", CSI
-// external provisioner; "Example flow"; test plan) and the README
+// external provisioner; "Example flow"; test plan) and the docs
 // ("How a cross-namespace restore works", "Guarantees"), not from the code.
 
 const (
@@ -80,7 +80,7 @@ type world struct {
 // from the VolumeSnapshot it names?
 func modelAllows(w world) bool {
 	// Only a VolumeSnapshot is restored. The group is the API group alone
-	// (README: "The group is snapshot.storage.k8s.io, not
+	// (docs/cross-namespace-restores.md: "The group is snapshot.storage.k8s.io, not
 	// snapshot.storage.k8s.io/v1"); kinds and groups match exactly, as every
 	// Kubernetes reference does.
 	if w.group == nil || *w.group != snapshotGroup || w.kind != snapshotKind {
@@ -97,16 +97,16 @@ func modelAllows(w world) bool {
 	}
 	// KEP: "If CrossNamespaceSourceProvisioning feature gate isn't enabled:
 	// Do the existing provisioner behavior", which knows no namespace
-	// (README, Flags: such a claim is not provisioned).
+	// (docs/provisioner.md, Flags: such a claim is not provisioned).
 	if !w.gate {
 		return false
 	}
 	// KEP: allowed "by any ReferenceGrant" in the snapshot's namespace. A
 	// namespace named explicitly needs one even when it is the claim's own
-	// (KEP test plan, case 4; README's table), so no shortcut for ns ==
+	// (KEP test plan, case 4; the docs' table), so no shortcut for ns ==
 	// claimNamespace.
 	for _, g := range w.grants {
-		// README, Guarantees: "A grant with a deletionTimestamp allows
+		// docs/guarantees.md: "A grant with a deletionTimestamp allows
 		// nothing."
 		if g.namespace != ns || g.terminating {
 			continue

@@ -19,7 +19,7 @@ import (
 
 // watchLag is how long after its deletion returned a grant may still be in
 // the sidecar's cache, which learns of the deletion through its watch
-// (README, Guarantees): a check in that second may still find it.
+// (docs/guarantees.md): a check in that second may still find it.
 const watchLag = time.Second
 
 // protectionFinalizers are the sidecar's source-protection finalizers.

@@ -1,7 +1,7 @@
 package claimsource
 
 // Reason is the cause of a verdict. Reasons are stable CamelCase words: the
-// sidecar's event reasons and log codes, listed in the README's event table.
+// sidecar's event reasons and log codes, listed in docs/provisioner.md's event table.
 // Every reason the decision can give is here.
 type Reason string
 

@@ -4,7 +4,7 @@
 // volumes of its own node.
 //
 // The rules, as in upstream external-provisioner v6 (controller.go:
-// checkNode, becomeOwner, Delete; README: Deployment on each node):
+// checkNode, becomeOwner, Delete; its README: Deployment on each node):
 //
 //   - A claim whose selected node (the annotation
 //     volume.kubernetes.io/selected-node) is this node is provisioned here;

@@ -31,7 +31,7 @@ import (
 // has not expired. The holder name is the driver's and, with
 // --node-deployment, the node's: a sidecar that restarts takes its
 // predecessor's marks for its own and drops them when it releases (the
-// predecessor's calls were lost to it anyway, see the README's "Not (yet)
+// predecessor's calls were lost to it anyway, see docs/guarantees.md, "Not (yet)
 // guaranteed"), and another process's mark that has expired, its process
 // gone, is removed by the next release.
 
