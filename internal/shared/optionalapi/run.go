@@ -22,7 +22,8 @@ import (
 // and checks the permission again with a growing interval (see
 // waitUntilAllowed), so a missing RBAC verb costs a cheap request every few
 // minutes rather than a LIST of every object over and over. When a synced
-// informer's version is no longer served, Run replaces it at once. Either
+// informer's version is no longer served, Run replaces it at once, with the
+// candidate discovery finds served then (waiting until one is). Either
 // way the new informer's cache starts empty and counts as synced only once
 // its first list has been applied: the old cache may hold objects deleted
 // meanwhile, and a relist into it would be applied a little after the list
@@ -31,13 +32,14 @@ func (a *API) Run(ctx context.Context) {
 	logger := klog.FromContext(ctx).WithValues("api", a.cfg.Name)
 	ctx = klog.NewContext(ctx, logger)
 
-	chosen, ok := a.waitUntilServed(ctx)
+	apiCtx := ctx
+	chosen, ok := a.waitUntilServed(apiCtx)
 	if !ok {
 		return
 	}
 	c := a.cfg.Candidates[chosen]
 	logger = logger.WithValues("resource", c.String())
-	ctx = klog.NewContext(ctx, logger)
+	ctx = klog.NewContext(apiCtx, logger)
 
 	retry := a.newRetryBackoff()
 	for {
@@ -55,7 +57,16 @@ func (a *API) Run(ctx context.Context) {
 		case stopped:
 			return
 		case unserved:
+			// Discovery chooses again: the version no longer served may
+			// have given way to another candidate (a CRD's v1 withdrawn,
+			// its v1beta1 still served), or to none for a while.
 			logger.Info("Replacing the informer of an optional API: the API server no longer serves it", "reason", a.describe())
+			if chosen, ok = a.waitUntilServed(apiCtx); !ok {
+				return
+			}
+			c = a.cfg.Candidates[chosen]
+			logger = klog.FromContext(apiCtx).WithValues("resource", c.String())
+			ctx = klog.NewContext(apiCtx, logger)
 			continue
 		}
 		// A refusal after a long healthy run starts a new series of
