@@ -1,50 +1,23 @@
 package manifests
 
 // Adversarial review of issue 24's sizing (commit 4691bb5): the sidecar's
-// Deployment sets GOMEMLIMIT from its container's limits.memory. These
-// tests check the value the kubelet renders against what the Go runtime
-// reads, the headroom the runtime's limit leaves under the container's,
-// and the limit and request against docs/deploying.md ("Sizing").
+// Deployment sets GOMEMLIMIT under its container's limits.memory. These
+// tests check the value against what the Go runtime reads, the headroom
+// the runtime's limit leaves under the container's, and the limit and
+// request against docs/deploying.md ("Sizing").
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"os/exec"
 	"regexp"
 	"runtime/debug"
-	"slices"
 	"strconv"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
 	v1 "k8s.io/api/core/v1"
 )
-
-// review24bGoMemLimit is the value the kubelet gives GOMEMLIMIT in c, as
-// kubernetes/pkg/api/v1/resource.ExtractContainerResourceValue renders a
-// resourceFieldRef of limits.memory: the limit divided by the divisor (1
-// when unset), rounded up, in decimal.
-func review24bGoMemLimit(t *testing.T, c *v1.Container) string {
-	t.Helper()
-	i := slices.IndexFunc(c.Env, func(e v1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
-	if i < 0 || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.ResourceFieldRef == nil {
-		t.Fatalf("env %+v: no GOMEMLIMIT from a resourceFieldRef", c.Env)
-	}
-	ref := c.Env[i].ValueFrom.ResourceFieldRef
-	if ref.Resource != "limits.memory" || (ref.ContainerName != "" && ref.ContainerName != c.Name) {
-		t.Fatalf("GOMEMLIMIT from %+v, want this container's limits.memory", ref)
-	}
-	limit, ok := c.Resources.Limits[v1.ResourceMemory]
-	if !ok {
-		t.Fatal("no memory limit: GOMEMLIMIT would be the node's allocatable memory")
-	}
-	divisor := int64(1)
-	if !ref.Divisor.IsZero() {
-		divisor = ref.Divisor.Value()
-	}
-	return strconv.FormatInt(int64(math.Ceil(float64(limit.Value())/float64(divisor))), 10)
-}
 
 // review24bReadMemLimitEnv makes the test binary, started again by
 // review24bRuntimeLimit, print the memory limit its runtime read from
@@ -69,21 +42,23 @@ func review24bRuntimeLimit(t *testing.T, value string) int64 {
 	return n
 }
 
-// TestReview24bGoMemLimitIsTheLimitInBytes: the value rendered from the
-// Deployment is a byte count the runtime accepts, and the runtime's limit
-// is the container's limit exactly (a divisor such as 1Mi would render
-// "320", which Go reads as 320 bytes and collects without end).
+// TestReview24bGoMemLimitIsTheLimitInBytes: the Deployment's GOMEMLIMIT
+// is a value the runtime accepts, and reads as parseGoMemLimit does (a
+// value without a unit is bytes: "320" would be 320 bytes, and the
+// runtime would collect without end).
 func TestReview24bGoMemLimitIsTheLimitInBytes(t *testing.T) {
 	if os.Getenv(review24bReadMemLimitEnv) == "1" {
 		fmt.Printf("memory limit %d", debug.SetMemoryLimit(-1))
 		os.Exit(0)
 	}
 	forEachSidecar(t, func(t *testing.T, d *appsv1.Deployment) {
-		c := sidecarContainer(t, d)
-		limit := c.Resources.Limits[v1.ResourceMemory]
-		value := review24bGoMemLimit(t, c)
-		if got := review24bRuntimeLimit(t, value); got != limit.Value() {
-			t.Errorf("GOMEMLIMIT=%s sets the runtime's limit to %d bytes, want the container's %d", value, got, limit.Value())
+		value := goMemLimit(t, sidecarContainer(t, d))
+		want, err := parseGoMemLimit(value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := review24bRuntimeLimit(t, value); got != want {
+			t.Errorf("GOMEMLIMIT=%s sets the runtime's limit to %d bytes, want %d", value, got, want)
 		}
 	})
 }

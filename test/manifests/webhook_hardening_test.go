@@ -18,8 +18,8 @@ import (
 // TestWebhookMemoryLimitHoldsItsLimits: the container's memory limit is
 // at least what the webhook's own request limits let it use
 // (snapshotwebhook.Limits.MemoryBound of the Deployment's flags), and Go's
-// garbage collector is told it (GOMEMLIMIT from the limit), so garbage
-// does not take the container past it.
+// garbage collector is told to stay under it (GOMEMLIMIT, checkGoMemLimit),
+// so garbage does not take the container past it.
 func TestWebhookMemoryLimitHoldsItsLimits(t *testing.T) {
 	c := webhookContainer(t, renderWebhook(t).deployment)
 	opts, err := snapshotwebhook.ParseFlags(c.Args)
@@ -37,11 +37,7 @@ func TestWebhookMemoryLimitHoldsItsLimits(t *testing.T) {
 	if request := c.Resources.Requests[v1.ResourceMemory]; request.Cmp(limit) > 0 {
 		t.Errorf("memory request %s over the limit %s", request.String(), limit.String())
 	}
-	i := slices.IndexFunc(c.Env, func(e v1.EnvVar) bool { return e.Name == "GOMEMLIMIT" })
-	if i < 0 || c.Env[i].ValueFrom == nil || c.Env[i].ValueFrom.ResourceFieldRef == nil ||
-		c.Env[i].ValueFrom.ResourceFieldRef.Resource != "limits.memory" || !c.Env[i].ValueFrom.ResourceFieldRef.Divisor.IsZero() {
-		t.Errorf("env %+v, want GOMEMLIMIT from the container's limits.memory, in bytes", c.Env)
-	}
+	checkGoMemLimit(t, &c)
 }
 
 // TestWebhookNetworkPolicy: the webhook's pods admit their HTTPS port (the
