@@ -35,6 +35,7 @@ type bench struct {
 	setups         []string
 	restores       []restore
 	throughputOnly bool
+	withUpstream   bool        // runs the upstream csi-provisioner side by side (-upstream)
 	upstreamSizes  []int       // claim counts of the upstream sidecar's throughput runs
 	counts         claimCounts // claims of the latency, API cost and capacity measurements
 	runs           int         // numbers the throughput runs' namespaces
@@ -82,12 +83,16 @@ func (b *bench) all(r *results, sizes []int) error {
 	capacity, upstream := false, false
 	for _, name := range b.setups {
 		if name == "capacity" { // this sidecar and upstream's, measured apart: see capacity
-			capacity, upstream = true, true
+			capacity, upstream = true, b.withUpstream
 			continue
 		}
 		k, ok := known[name]
 		if !ok {
 			return fmt.Errorf("unknown setup %q", name)
+		}
+		if k.upstream && !b.withUpstream {
+			logf("setup %s left out: -upstream=false", name)
+			continue
 		}
 		sizes := sizes
 		if k.upstream {
@@ -96,8 +101,8 @@ func (b *bench) all(r *results, sizes []int) error {
 		setups = append(setups, &setup{name: name, args: k.args, upstream: k.upstream, sizes: sizes})
 	}
 	if upstream {
-		if r.upstream, err = b.env.UpstreamVersion(b.ctx); err != nil {
-			return fmt.Errorf("upstream csi-provisioner (make tools builds it): %w", err)
+		if r.upstream, err = b.upstreamVersion(); err != nil {
+			return err
 		}
 	}
 	for _, s := range setups {
@@ -135,6 +140,15 @@ func (b *bench) all(r *results, sizes []int) error {
 		}
 	}
 	return nil
+}
+
+// upstreamVersion is the release of the upstream csi-provisioner's binary.
+func (b *bench) upstreamVersion() (string, error) {
+	v, err := b.env.UpstreamVersion(b.ctx)
+	if err != nil {
+		return "", fmt.Errorf("upstream csi-provisioner (make bench builds it; -upstream=false measures without it): %w", err)
+	}
+	return v, nil
 }
 
 // prepare starts the setup's driver and sidecar and a snapshot to restore.

@@ -58,10 +58,15 @@ type capacityRow struct {
 	requests                  requestDelta
 }
 
-// capacity measures both sidecars in the capacity setup, one after the
-// other, each with its own driver, nodes and classes.
+// capacity measures both sidecars in the capacity setup (this one alone
+// without b.withUpstream), one after the other, each with its own driver,
+// nodes and classes.
 func (b *bench) capacity(r *results) error {
-	for _, upstream := range []bool{false, true} {
+	sidecars := []bool{false}
+	if b.withUpstream {
+		sidecars = append(sidecars, true)
+	}
+	for _, upstream := range sidecars {
 		row, err := b.capacityRun(upstream)
 		if err != nil {
 			return err

@@ -6,7 +6,9 @@
 // time with thousands of objects in the cluster, at one or more sizes.
 // Claims restore across namespaces through spec.dataSourceRef.namespace or
 // through a VolumeSnapshotLink, side by side, or have no data source. Run
-// it with `make bench`. Nothing here asserts a time: it reports.
+// it with `make bench`. Nothing here asserts a time: it reports. With
+// -upstream=false it measures this sidecar alone and needs no upstream
+// binary (make bench-smoke, which does not build it).
 package main
 
 import (
@@ -35,12 +37,13 @@ func main() {
 	throughputOnly := flag.Bool("throughput-only", false, "skip the latency, API cost and memory measurements")
 	memoryOnly := flag.Bool("memory-only", false, "run only the memory measurement")
 	keep := flag.Bool("keep", false, "keep each local cluster running after its measurements until interrupted")
+	upstream := flag.Bool("upstream", true, "run the upstream csi-provisioner side by side (make bench builds it): its setup, its half of the capacity setup and of the memory measurement; false measures this sidecar alone")
 	smoke := flag.Bool("smoke", false, "check that the measurements run (make bench-smoke): 2 claims for each, instead of -sizes and the usual counts, and a memory run of one 3s run per sidecar at 20 and 40 objects of each kind; the figures mean nothing")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, options{sizes: *sizes, upstreamSizes: *upstreamSizes, objects: *objects, out: *out, setups: *setups, claims: *claims,
-		throughputOnly: *throughputOnly, memoryOnly: *memoryOnly, keep: *keep, smoke: *smoke}); err != nil {
+		throughputOnly: *throughputOnly, memoryOnly: *memoryOnly, keep: *keep, smoke: *smoke, upstream: *upstream}); err != nil {
 		fmt.Fprintln(os.Stderr, "bench failed:", err)
 		os.Exit(1)
 	}
@@ -49,7 +52,7 @@ func main() {
 // options are the command line.
 type options struct {
 	sizes, upstreamSizes, out, setups, claims, objects string
-	throughputOnly, memoryOnly, keep, smoke            bool
+	throughputOnly, memoryOnly, keep, smoke, upstream  bool
 }
 
 // claimCounts are how many claims the latency, API cost and capacity
@@ -100,17 +103,21 @@ func run(ctx context.Context, o options) error {
 		memoryWindow, memoryRuns = smokeMemoryWindow, 1
 	}
 	_ = os.RemoveAll(work)
-	r := &results{}
+	r := &results{withoutUpstream: !o.upstream}
+	if !o.upstream {
+		logf("the upstream csi-provisioner is not measured (-upstream=false): this sidecar alone")
+	}
 	if !o.memoryOnly {
 		err = inCluster(ctx, root, work, o.keep, func(b *bench) error {
 			b.setups, b.restores, b.throughputOnly, b.upstreamSizes = strings.Split(o.setups, ","), restores, o.throughputOnly, upstreamSizes
-			b.counts = counts
+			b.counts, b.withUpstream = counts, o.upstream
 			return b.all(r, sizes)
 		})
 	}
 	if err == nil && !o.throughputOnly && objects != nil {
 		// On a control plane of its own, so that only its objects are there.
 		err = inCluster(ctx, root, filepath.Join(work, "memory"), o.keep, func(b *bench) error {
+			b.withUpstream = o.upstream
 			return b.memory(r, objects)
 		})
 	}

@@ -68,14 +68,17 @@ type memoryContender struct {
 
 // memory fills the cluster with each number of objects in turn (sizes,
 // increasing), adding to what the previous size left, and at each size
-// starts this sidecar and the upstream csi-provisioner one at a time,
-// memoryRuns times each. It adds to r each one's median peak memory, CPU
-// time and start-up times per size, and this sidecar's heap profile at
-// each size.
+// starts this sidecar and the upstream csi-provisioner (without
+// b.withUpstream, this sidecar alone) one at a time, memoryRuns times each.
+// It adds to r each one's median peak memory, CPU time and start-up times
+// per size, and this sidecar's heap profile at each size.
 func (b *bench) memory(r *results, sizes []int) error {
-	upstream, err := b.env.UpstreamVersion(b.ctx)
-	if err != nil {
-		return fmt.Errorf("upstream csi-provisioner (make tools builds it): %w", err)
+	upstream := ""
+	if b.withUpstream {
+		var err error
+		if upstream, err = b.upstreamVersion(); err != nil {
+			return err
+		}
 	}
 	fill, err := b.newFillClients()
 	if err != nil {
@@ -96,9 +99,12 @@ func (b *bench) memory(r *results, sizes []int) error {
 		{name: "this sidecar", binary: b.env.SidecarBinary(), start: func(id string) (*localenv.Sidecar, error) {
 			return b.env.StartSidecar(b.ctx, stack, id, "--v=1", "--enable-pprof")
 		}},
-		{name: "upstream csi-provisioner " + upstream, binary: b.env.UpstreamBinary(), upstream: true, start: func(id string) (*localenv.Sidecar, error) {
-			return b.env.StartUpstreamSidecar(b.ctx, stack, id, "--v=1")
-		}},
+	}
+	if b.withUpstream {
+		contenders = append(contenders, memoryContender{name: "upstream csi-provisioner " + upstream, binary: b.env.UpstreamBinary(), upstream: true,
+			start: func(id string) (*localenv.Sidecar, error) {
+				return b.env.StartUpstreamSidecar(b.ctx, stack, id, "--v=1")
+			}})
 	}
 	filled := 0
 	for _, objects := range sizes {

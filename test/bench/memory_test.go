@@ -74,12 +74,16 @@ func TestMemorySlopes(t *testing.T) {
 			[]slopeRow{{from: 10000, to: 20000, ours: 10, upstream: 20}, {from: 20000, to: 50000, ours: 10, upstream: 20}, {from: 10000, to: 50000, ours: 10, upstream: 20}}},
 		{"a size only one sidecar reached is left out",
 			[]memoryRow{row(false, 5000, 60), row(true, 5000, 70), row(false, 10000, 65)}, nil},
+		{"without upstream measured, this sidecar's slopes alone",
+			[]memoryRow{row(false, 5000, 60), row(false, 10000, 65)},
+			[]slopeRow{{from: 5000, to: 10000, ours: 10, upstream: math.NaN()}}},
 	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 || math.IsNaN(a) && math.IsNaN(b) }
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := memorySlopes(tt.rows)
 			if !slices.EqualFunc(got, tt.want, func(a, b slopeRow) bool {
-				return a.from == b.from && a.to == b.to && math.Abs(a.ours-b.ours) < 1e-9 && math.Abs(a.upstream-b.upstream) < 1e-9
+				return a.from == b.from && a.to == b.to && near(a.ours, b.ours) && near(a.upstream, b.upstream)
 			}) {
 				t.Errorf("memorySlopes() = %+v, want %+v", got, tt.want)
 			}
@@ -100,5 +104,12 @@ func TestMedianRunTakesEachStartTimeOnItsOwn(t *testing.T) {
 	upstream := medianRun([]memoryRow{{readySeconds: math.NaN()}, {readySeconds: math.NaN()}, {readySeconds: math.NaN()}})
 	if !strings.Contains(upstream.String(), "| - |") {
 		t.Errorf("a sidecar without /readyz shows %q, want a dash", upstream.String())
+	}
+}
+
+func TestSlopeRowWithoutUpstreamShowsDashes(t *testing.T) {
+	got := slopeRow{from: 20, to: 40, ours: 12.5, upstream: math.NaN()}.String()
+	if want := "| 20 -> 40 | 12.5 | - | - |"; got != want {
+		t.Errorf("slopeRow.String() = %q, want %q", got, want)
 	}
 }

@@ -91,25 +91,30 @@ func (r slopeRow) String() string {
 	if r.upstream > 0 {
 		ratio = r.ours / r.upstream
 	}
-	return fmt.Sprintf("| %d -> %d | %.1f | %.1f | %s |", r.from, r.to, r.ours, r.upstream, orDash(ratio, "%.2f"))
+	return fmt.Sprintf("| %d -> %d | %.1f | %s | %s |", r.from, r.to, r.ours, orDash(r.upstream, "%.1f"), orDash(ratio, "%.2f"))
 }
 
 // memorySlopes are the slopes of peak RSS between consecutive sizes that
 // both sidecars were measured at, and between the first and the last if
-// there are more than two.
+// there are more than two. Without a row of upstream's (-upstream=false)
+// they are this sidecar's, upstream's NaN.
 func memorySlopes(rows []memoryRow) []slopeRow {
 	peaks := map[bool]map[int]float64{false: {}, true: {}}
 	for _, r := range rows {
 		peaks[r.upstream][r.objects] = r.peakMiB
 	}
+	withUpstream := len(peaks[true]) > 0
 	var sizes []int
 	for n := range peaks[false] {
-		if _, ok := peaks[true][n]; ok {
+		if _, ok := peaks[true][n]; ok || !withUpstream {
 			sizes = append(sizes, n)
 		}
 	}
 	slices.Sort(sizes)
 	slope := func(upstream bool, from, to int) float64 {
+		if upstream && !withUpstream {
+			return math.NaN()
+		}
 		return (peaks[upstream][to] - peaks[upstream][from]) / float64(to-from) * 10000
 	}
 	between := func(from, to int) slopeRow {
@@ -167,11 +172,17 @@ type results struct {
 	// measurement.
 	heapProfiles []heapProfile
 	upstream     string // version of the upstream sidecar in the throughput runs
+	// withoutUpstream: the upstream csi-provisioner was not run
+	// (-upstream=false), so no row is its.
+	withoutUpstream bool
 }
 
 func (r *results) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n# csi-provisioner benchmark (%s, %d CPUs, %s)\n\n", runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02"))
+	if r.withoutUpstream {
+		b.WriteString("This sidecar alone: the upstream csi-provisioner was not measured (-upstream=false), so no row or column is its.\n\n")
+	}
 	if r.throughput != nil {
 		b.WriteString("## Throughput: claims created at once until each has its PV\n\n")
 		b.WriteString("| sidecar flags | claims | N | seconds | PVCs/s | CPU: sidecar / kube-apiserver / etcd / kube-controller-manager | sidecar CPU ms per PV |\n|---|---|---|---|---|---|---|\n")

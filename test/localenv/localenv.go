@@ -198,10 +198,11 @@ func (e *Env) StartSidecarWithEnv(ctx context.Context, s *Stack, id string, env 
 // SidecarBinary is this sidecar's binary (make build).
 func (e *Env) SidecarBinary() string { return filepath.Join(e.Root, "bin", "csi-provisioner") }
 
-// UpstreamBinary is the upstream csi-provisioner's binary (make tools).
+// UpstreamBinary is the upstream csi-provisioner's binary (make bench
+// builds it).
 func (e *Env) UpstreamBinary() string { return e.tool("upstream-csi-provisioner") }
 
-// UpstreamVersion is the upstream csi-provisioner release that make tools
+// UpstreamVersion is the upstream csi-provisioner release that make bench
 // builds (test/tools/upstream).
 func (e *Env) UpstreamVersion(ctx context.Context) (string, error) {
 	out, err := exec.CommandContext(ctx, e.UpstreamBinary(), "--version").CombinedOutput()

@@ -42,7 +42,7 @@ func (e *Env) InstallPopulatorCRD(ctx context.Context) error {
 }
 
 // UpstreamValidatorBinary is the upstream volume-data-source-validator's
-// binary (make tools).
+// binary (make bench builds it).
 func (e *Env) UpstreamValidatorBinary() string {
 	return e.tool("upstream-volume-data-source-validator")
 }

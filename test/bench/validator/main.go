@@ -6,7 +6,8 @@
 // a claim gets for one state, before and after every claim is updated. The
 // two run one after the other, with the same flags, as the same
 // ServiceAccount. Run it with `make bench`; nothing here asserts a figure:
-// it reports.
+// it reports. With -upstream=false it measures this validator alone and
+// needs no upstream binary (make bench-smoke, which does not build it).
 package main
 
 import (
@@ -30,7 +31,7 @@ func main() {
 	flag.IntVar(&o.namespaces, "namespaces", 50, "namespaces the claims and grants are spread over (at least 3)")
 	flag.IntVar(&o.runs, "runs", 3, "runs of each validator; the median run (by peak RSS) is reported")
 	flag.StringVar(&o.out, "out", "", "also write the table to this file")
-	flag.BoolVar(&o.oursOnly, "ours-only", false, "run only this validator, e.g. to profile it (no table)")
+	flag.BoolVar(&o.upstream, "upstream", true, "run the upstream validator side by side (make bench builds it); false measures this validator alone, e.g. to profile it")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -44,7 +45,7 @@ func main() {
 type options struct {
 	claims, grants, namespaces, runs int
 	out                              string
-	oursOnly                         bool
+	upstream                         bool
 }
 
 func (o options) validate() error {
@@ -80,17 +81,19 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	upstream, err := b.upstreamVersion()
-	if err != nil {
-		return fmt.Errorf("upstream volume-data-source-validator (make tools builds it): %w", err)
+	contenders := []contender{ours(b.env)}
+	if o.upstream {
+		upstream, err := b.upstreamVersion()
+		if err != nil {
+			return fmt.Errorf("upstream volume-data-source-validator (make bench builds it; -upstream=false measures without it): %w", err)
+		}
+		contenders = append(contenders, theirs(b.env, upstream))
+	} else {
+		logf("the upstream validator is not measured (-upstream=false): this validator alone")
 	}
 	f, err := b.fill(o.claims, o.grants, o.namespaces)
 	if err != nil {
 		return err
-	}
-	contenders := []contender{ours(b.env), theirs(b.env, upstream)}
-	if o.oursOnly {
-		contenders = contenders[:1]
 	}
 	runs := make([][]result, len(contenders))
 	// Alternately, so that neither has the quieter machine.
@@ -103,9 +106,6 @@ func run(ctx context.Context, o options) error {
 			logf("%s run %d: %s", who.name, i+1, r)
 			runs[c] = append(runs[c], r)
 		}
-	}
-	if o.oursOnly {
-		return nil
 	}
 	table := report(f, contenders, medians(runs), o.runs)
 	fmt.Print(table)

@@ -17,14 +17,29 @@ func medians(runs [][]result) []result {
 	return out
 }
 
-// report is the markdown table of the contenders' median runs, ours first.
+// report is the markdown table of the contenders' median runs: ours, and
+// upstream's with the ratio of the two when it was measured.
 func report(f *fixture, who []contender, rs []result, runs int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n### volume-data-source-validator with %d claims and %d ReferenceGrants\n\n", len(f.claims), f.grants)
 	fmt.Fprintf(&b, "Claims, all Pending, over %d namespaces, by data source: %s. Median run of %d by peak RSS.\n\n",
 		f.namespaces, joinCounts(f.kinds), runs)
-	fmt.Fprintf(&b, "| | %s | %s | this ÷ upstream |\n|---|---:|---:|---:|\n", who[0].name, who[1].name)
-	ours, theirs := rs[0], rs[1]
+	ours, theirs := rs[0], result{}
+	if len(rs) == 1 {
+		b.WriteString("This validator alone: the upstream validator was not measured (-upstream=false).\n\n")
+		fmt.Fprintf(&b, "| | %s |\n|---|---:|\n", who[0].name)
+	} else {
+		theirs = rs[1]
+		fmt.Fprintf(&b, "| | %s | %s | this ÷ upstream |\n|---|---:|---:|---:|\n", who[0].name, who[1].name)
+	}
+	// line writes a row: ours, then upstream's and the ratio if measured.
+	line := func(name, a, z, ratio string) {
+		if len(rs) == 1 {
+			fmt.Fprintf(&b, "| %s | %s |\n", name, a)
+		} else {
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, a, z, ratio)
+		}
+	}
 	for _, row := range []struct {
 		name     string
 		of       func(result) float64
@@ -45,7 +60,7 @@ func report(f *fixture, who []contender, rs []result, runs int) string {
 		if z > 0 {
 			ratio = fmt.Sprintf("%.2f×", a/z)
 		}
-		fmt.Fprintf(&b, "| %s | %.*f | %.*f | %s |\n", row.name, row.decimals, a, row.decimals, z, ratio)
+		line(row.name, fmt.Sprintf("%.*f", row.decimals, a), fmt.Sprintf("%.*f", row.decimals, z), ratio)
 	}
 	claims := float64(len(f.claims))
 	for _, row := range []struct {
@@ -64,7 +79,7 @@ func report(f *fixture, who []contender, rs []result, runs int) string {
 		{"events per claim told, once synced", func(r result) string { return perClaim(r.afterSync) }},
 		{"events per claim told, after the update of every claim (same state)", func(r result) string { return perClaim(r.afterUpdate) }},
 	} {
-		fmt.Fprintf(&b, "| %s | %s | %s | |\n", row.name, row.of(ours), row.of(theirs))
+		line(row.name, row.of(ours), row.of(theirs), "")
 	}
 	return b.String()
 }
