@@ -75,8 +75,9 @@ var (
 )
 
 // TestFixtureMatchesUpstreamHelp checks upstreamFlagList against the
-// upstream binary itself, when `make tools` has built it: the same flags,
-// and the defaults its --help shows (pflag leaves zero defaults out).
+// upstream binary itself, when `make update-compat-fixtures` (or make
+// bench) has built it: the same flags, and the defaults its --help shows
+// (pflag leaves zero defaults out).
 func TestFixtureMatchesUpstreamHelp(t *testing.T) {
 	bin, out := upstreamHelp(t)
 	shown := map[string]string{} // flag → its usage, continuation lines joined

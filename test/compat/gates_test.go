@@ -59,9 +59,19 @@ func TestUpstreamGatesAccepted(t *testing.T) {
 var helpGateLine = regexp.MustCompile(`^\s+([A-Za-z][A-Za-z0-9]*)=true\|false \(([A-Z]+) - default=(true|false)\)`)
 
 // TestGatesFixtureMatchesUpstreamHelp checks upstreamGateList against the
-// upstream binary itself, when `make tools` has built it.
+// upstream binary itself, when `make update-compat-fixtures` has built it.
 func TestGatesFixtureMatchesUpstreamHelp(t *testing.T) {
 	bin, out := upstreamHelp(t)
+	shown := helpGates(t, bin, out)
+	if listed := loadGateList(t); !slices.Equal(listed, shown) {
+		t.Errorf("%s lists %v, the upstream binary's --help %v", upstreamGateList, listed, shown)
+	}
+}
+
+// helpGates reads the feature gates that bin's --help (out) lists, in its
+// order.
+func helpGates(t *testing.T, bin string, out []byte) []gateSpec {
+	t.Helper()
 	var shown []gateSpec
 	for _, line := range strings.Split(string(out), "\n") {
 		m := helpGateLine.FindStringSubmatch(line)
@@ -75,7 +85,5 @@ func TestGatesFixtureMatchesUpstreamHelp(t *testing.T) {
 	if len(shown) == 0 {
 		t.Fatalf("no feature gates in the output of %s --help:\n%s", bin, out)
 	}
-	if listed := loadGateList(t); !slices.Equal(listed, shown) {
-		t.Errorf("%s lists %v, the upstream binary's --help %v", upstreamGateList, listed, shown)
-	}
+	return shown
 }
