@@ -2,6 +2,9 @@
 // and csi-snapshotter for the end-to-end tests. The upstream module has
 // replace directives, so it cannot be go-installed; this wrapper repeats
 // its pins and takes the client module from the proxy instead of ./client.
+// The modules it shares with test/tools/kube are at the same versions, its
+// k8s.io staging pins those of the control plane (hack/align-tool-modules.sh),
+// so that its build reuses the packages compiled for the control plane.
 module github.com/xns-csi/csi-provisioner/test/tools/snapshotter
 
 go 1.26.0
@@ -98,15 +101,15 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 	gopkg.in/evanphx/json-patch.v4 v4.13.0 // indirect
 	gopkg.in/inf.v0 v0.9.1 // indirect
-	k8s.io/api v0.37.0 // indirect
-	k8s.io/apimachinery v0.37.0 // indirect
-	k8s.io/apiserver v0.37.0 // indirect
-	k8s.io/client-go v0.37.0 // indirect
-	k8s.io/component-base v0.37.0 // indirect
-	k8s.io/component-helpers v0.37.0 // indirect
+	k8s.io/api v0.37.2 // indirect
+	k8s.io/apimachinery v0.37.2 // indirect
+	k8s.io/apiserver v0.37.2 // indirect
+	k8s.io/client-go v0.37.2 // indirect
+	k8s.io/component-base v0.37.2 // indirect
+	k8s.io/component-helpers v0.37.2 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kube-openapi v0.0.0-20260821135717-be32def86098 // indirect
-	k8s.io/streaming v0.37.0 // indirect
+	k8s.io/streaming v0.37.2 // indirect
 	k8s.io/utils v0.0.0-20260707023825-cf1189d6abe3 // indirect
 	sigs.k8s.io/apiserver-network-proxy/konnectivity-client v0.36.0 // indirect
 	sigs.k8s.io/json v0.0.0-20250730193827-2d320260d730 // indirect
@@ -115,51 +118,51 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
-replace k8s.io/code-generator => k8s.io/code-generator v0.37.0
+replace k8s.io/code-generator => k8s.io/code-generator v0.37.2
 
-replace k8s.io/kms => k8s.io/kms v0.37.0
+replace k8s.io/kms => k8s.io/kms v0.37.2
 
-replace k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.0
+replace k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2
 
-replace k8s.io/cli-runtime => k8s.io/cli-runtime v0.37.0
+replace k8s.io/cli-runtime => k8s.io/cli-runtime v0.37.2
 
-replace k8s.io/cloud-provider => k8s.io/cloud-provider v0.37.0
+replace k8s.io/cloud-provider => k8s.io/cloud-provider v0.37.2
 
-replace k8s.io/cluster-bootstrap => k8s.io/cluster-bootstrap v0.37.0
+replace k8s.io/cluster-bootstrap => k8s.io/cluster-bootstrap v0.37.2
 
-replace k8s.io/controller-manager => k8s.io/controller-manager v0.37.0
+replace k8s.io/controller-manager => k8s.io/controller-manager v0.37.2
 
-replace k8s.io/cri-api => k8s.io/cri-api v0.37.0
+replace k8s.io/cri-api => k8s.io/cri-api v0.37.2
 
-replace k8s.io/cri-client => k8s.io/cri-client v0.37.0
+replace k8s.io/cri-client => k8s.io/cri-client v0.37.2
 
-replace k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.37.0
+replace k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.37.2
 
-replace k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.37.0
+replace k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.37.2
 
-replace k8s.io/endpointslice => k8s.io/endpointslice v0.37.0
+replace k8s.io/endpointslice => k8s.io/endpointslice v0.37.2
 
-replace k8s.io/externaljwt => k8s.io/externaljwt v0.37.0
+replace k8s.io/externaljwt => k8s.io/externaljwt v0.37.2
 
-replace k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.37.0
+replace k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.37.2
 
-replace k8s.io/kube-controller-manager => k8s.io/kube-controller-manager v0.37.0
+replace k8s.io/kube-controller-manager => k8s.io/kube-controller-manager v0.37.2
 
-replace k8s.io/kube-proxy => k8s.io/kube-proxy v0.37.0
+replace k8s.io/kube-proxy => k8s.io/kube-proxy v0.37.2
 
-replace k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.37.0
+replace k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.37.2
 
-replace k8s.io/kubectl => k8s.io/kubectl v0.37.0
+replace k8s.io/kubectl => k8s.io/kubectl v0.37.2
 
-replace k8s.io/kubelet => k8s.io/kubelet v0.37.0
+replace k8s.io/kubelet => k8s.io/kubelet v0.37.2
 
-replace k8s.io/metrics => k8s.io/metrics v0.37.0
+replace k8s.io/metrics => k8s.io/metrics v0.37.2
 
-replace k8s.io/mount-utils => k8s.io/mount-utils v0.37.0
+replace k8s.io/mount-utils => k8s.io/mount-utils v0.37.2
 
-replace k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.37.0
+replace k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.37.2
 
-replace k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.37.0
+replace k8s.io/sample-apiserver => k8s.io/sample-apiserver v0.37.2
 
 replace k8s.io/sample-cli-plugin => k8s.io/sample-cli-plugin v0.37.0
 
