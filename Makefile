@@ -9,6 +9,10 @@ VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo 
 IMAGE       ?= ghcr.io/xns-csi/csi-provisioner:$(VERSION)
 LDFLAGS     := -s -w -X main.version=$(VERSION)
 CACHE       := .cache
+# The tools of .cache/bin are built with hack/build-tool.sh, which runs go
+# build in their wrapper module and appends each build's time to
+# $(TIMINGS) when it is set (.ci/run prints them).
+BUILD_TOOL  := GO='$(GO)' hack/build-tool.sh
 # gRPC's golang.org/x/net/trace, through html/template, keeps every
 # exported method of a program in its binary. Nothing here uses gRPC's
 # tracing (grpc.EnableTracing), so grpcnotrace drops it: the sidecar's and
@@ -33,9 +37,14 @@ export XNS_KUBE_BIN := $(abspath $(KUBE_BIN))
 KUBE_RELEASE = $(lastword $(shell grep -o 'k8s.io/kubernetes v[^ ]*' $(KUBE_MODULE)/go.mod))
 SNAP_TOOLS  := $(TOOLS)/snapshot-controller $(TOOLS)/csi-snapshotter
 UPSTREAM    := $(TOOLS)/upstream-csi-provisioner
+# Upstream's csi-provisioner with test/compat/testdata/flagdump compiled in:
+# its --help lists each flag's type and default (make update-compat-fixtures).
+UPSTREAM_FLAGDUMP := $(TOOLS)/upstream-csi-provisioner-flagdump
 UPSTREAM_VALIDATOR := $(TOOLS)/upstream-volume-data-source-validator
 LINT_TOOLS  := $(TOOLS)/golangci-lint $(TOOLS)/logcheck
-MONITORING_TOOLS := $(TOOLS)/promtool $(TOOLS)/promql-selectors
+PROMTOOL    := $(TOOLS)/promtool
+PROMQL_SELECTORS := $(TOOLS)/promql-selectors
+MONITORING_TOOLS := $(PROMTOOL) $(PROMQL_SELECTORS)
 # The prometheus-operator release whose API go.mod pins (test/manifests
 # decodes the PodMonitors and PrometheusRule with it); its CRDs are
 # installed from the same release.
@@ -51,14 +60,33 @@ UPSTREAM_VALIDATOR_APIMACHINERY = $(lastword $(shell grep -o 'k8s.io/apimachiner
 POPULATOR_API := $(addprefix pkg/apis/populator/v1beta1/,doc.go register.go types.go zz_generated.deepcopy.go)
 VALIDATOR_CLIENT := $(CACHE)/validator-client
 CRDS        := $(CACHE)/crds
-# PROGRESS turns `go build -v` output into a line every 200 packages, and
-# passes through anything else (errors, downloads).
-PROGRESS    := awk '/^[a-z0-9.-]+(\/[^ :]+)*$$/ { if (++n % 200 == 0) { print "   ... " n " packages compiled"; fflush() } next } { print; fflush() }'
+# module_dir is the shell text for the directory of module $(2) (path or
+# path@version) in the module cache, downloaded if need be, at the version
+# the module in directory $(1) requires.
+module_dir = $$(cd $(1) && GOFLAGS=-mod=mod $(GO) mod download -json $(2) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')
+# A target depends on the tools it runs and no others. A local cluster
+# (test/localenv: make demo, test-e2e, test-faults, bench-smoke, soak) runs
+# the control plane and the snapshot controllers, and installs the CRDs.
+# The upstream provisioner and validator are built by make bench (and make
+# tools) only.
+CLUSTER_TOOLS := $(KUBE_TOOLS) $(SNAP_TOOLS) $(CRDS)/.done
+# The checks of make test, one by one (.ci/run times each), and the tools
+# they run.
+TEST_TARGETS := verify test-unit test-monitoring test-fuzz bench-smoke test-e2e test-faults
+# The control plane first: with the snapshotter after it, it is the longest
+# chain of builds.
+TEST_TOOLS  := $(CLUSTER_TOOLS) $(LINT_TOOLS) $(MONITORING_TOOLS) $(CODEGEN_TOOLS)
+# parallel makes its arguments $(TOOL_JOBS) at a time (unless this make
+# runs with -j already): a target that runs several binaries and tools
+# starts its recipe with them. Two go builds side by side keep both cores
+# busy while one downloads modules or links.
+TOOL_JOBS   ?= 2
+parallel     = +@$(MAKE) --no-print-directory $(if $(filter -j% --jobserver%,$(MAKEFLAGS)),,-j$(TOOL_JOBS)) PARALLEL_GOALS='$(1)' parallel-goals
 
-.PHONY: help build test test-unit bench bench-smoke test-e2e tools demo demo-down webhook-certs generate verify verify-generated vet fmt lint vendor image clean
+.PHONY: help build test test-tools test-targets test-unit bench bench-smoke test-e2e tools demo demo-down webhook-certs generate verify verify-generated vet fmt lint vendor image clean update-compat-fixtures
 
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z0-9_-]+:.*## / {printf "  %-24s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## Build the sidecar into bin/csi-provisioner, the validator into bin/volume-data-source-validator, the webhook into bin/snapshot-validation-webhook and the transfer controller into bin/storage-transfer-controller (static), and the local test driver.
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/csi-provisioner ./cmd/csi-provisioner
@@ -67,7 +95,17 @@ build: ## Build the sidecar into bin/csi-provisioner, the validator into bin/vol
 	CGO_ENABLED=0 $(GO) build -trimpath -tags '$(BUILD_TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN)/storage-transfer-controller ./cmd/storage-transfer-controller
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN)/csi-localdriver ./test/localdriver/cmd/csi-localdriver
 
-tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(MONITORING_TOOLS) $(CRDS)/.done ## Build the local control plane, snapshot controllers, upstream provisioner and validator, linters, code generators and Prometheus' promtool (cached in .cache/).
+tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOLS) $(CODEGEN_TOOLS) $(MONITORING_TOOLS) $(CRDS)/.done ## Build every tool: the local control plane, snapshot controllers, upstream provisioner and validator, linters, code generators and Prometheus' promtool (cached in .cache/; each target builds only those it runs).
+
+test-tools: $(TEST_TOOLS) ## Build the tools make test runs (not the upstream provisioner and validator); make -j2 test-tools builds two at a time, as .ci/run does.
+
+test-targets: # The checks of make test, for .ci/run.
+	@echo $(TEST_TARGETS)
+
+# What $(call parallel,...) makes, quietly when it is all built.
+.PHONY: parallel-goals
+parallel-goals: $(PARALLEL_GOALS)
+	@:
 
 # kube-apiserver, kube-controller-manager and etcd of KUBE_VERSION from the
 # Go module proxy, through the wrapper module KUBE_MODULE (k8s.io/kubernetes
@@ -76,16 +114,20 @@ tools: $(KUBE_TOOLS) $(SNAP_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR) $(LINT_TOOL
 $(KUBE_TOOLS) &: $(KUBE_MODULE)/go.mod $(KUBE_MODULE)/go.sum $(KUBE_MODULE)/etcd/main.go
 	@echo ">> building kube-apiserver, kube-controller-manager and etcd of Kubernetes $(KUBE_RELEASE) (first time: several minutes)"
 	@mkdir -p $(KUBE_BIN)
-	set -o pipefail; cd $(KUBE_MODULE) && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(KUBE_BIN))/ \
+	$(BUILD_TOOL) kube-$(KUBE_VERSION) $(KUBE_MODULE) $(abspath $(KUBE_BIN))/ \
 		-ldflags '-X k8s.io/component-base/version.gitVersion=$(KUBE_RELEASE)' \
-		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./etcd 2>&1 | $(PROGRESS)
+		k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./etcd
 	@touch $(KUBE_TOOLS)
 
-$(SNAP_TOOLS) &: test/tools/snapshotter/go.mod test/tools/snapshotter/go.sum
+# After the control plane: test/tools/snapshotter requires the modules it
+# shares with test/tools/kube at the same versions (hack/align-tool-modules.sh),
+# so most of its packages are already in the build cache then.
+$(SNAP_TOOLS) &: test/tools/snapshotter/go.mod test/tools/snapshotter/go.sum | $(KUBE_TOOLS)
 	@echo ">> building snapshot-controller and csi-snapshotter"
-	set -o pipefail; cd test/tools/snapshotter && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
+	@mkdir -p $(TOOLS)
+	$(BUILD_TOOL) snapshotter test/tools/snapshotter $(abspath $(TOOLS))/ \
 		github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller \
-		github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter 2>&1 | $(PROGRESS)
+		github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter
 	@touch $(SNAP_TOOLS)
 
 # The upstream kubernetes-csi external-provisioner, which the benchmark runs
@@ -94,10 +136,25 @@ $(SNAP_TOOLS) &: test/tools/snapshotter/go.mod test/tools/snapshotter/go.sum
 $(UPSTREAM): test/tools/upstream/go.mod test/tools/upstream/go.sum
 	@echo ">> building upstream-csi-provisioner (external-provisioner $(UPSTREAM_VERSION))"
 	@mkdir -p $(TOOLS)
-	set -o pipefail; cd test/tools/upstream && GOFLAGS=-mod=mod $(GO) build -v -trimpath \
-		-ldflags '-X main.version=$(UPSTREAM_VERSION)' -o $(abspath $@) \
-		github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner 2>&1 | $(PROGRESS)
+	$(BUILD_TOOL) upstream test/tools/upstream $(abspath $@) -ldflags '-X main.version=$(UPSTREAM_VERSION)' \
+		github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner
 	@touch $@
+
+# The same main package with test/compat/testdata/flagdump/flagdump.go added,
+# copied into $(FLAGDUMP_SRC) with test/tools/upstream's go.mod (a module's
+# source in the module cache cannot be added to): after $(UPSTREAM), only
+# that package and the link are built again.
+FLAGDUMP_SRC := $(CACHE)/upstream-flagdump
+$(UPSTREAM_FLAGDUMP): test/tools/upstream/go.mod test/tools/upstream/go.sum test/compat/testdata/flagdump/flagdump.go | $(UPSTREAM)
+	@rm -rf $(FLAGDUMP_SRC) && mkdir -p $(FLAGDUMP_SRC)
+	cp $(call module_dir,test/tools/upstream,github.com/kubernetes-csi/external-provisioner/v6)/cmd/csi-provisioner/*.go \
+		test/tools/upstream/go.mod test/tools/upstream/go.sum test/compat/testdata/flagdump/flagdump.go $(FLAGDUMP_SRC)/
+	@rm -f $(FLAGDUMP_SRC)/*_test.go && chmod u+w $(FLAGDUMP_SRC)/*
+	$(BUILD_TOOL) upstream-flagdump $(FLAGDUMP_SRC) $(abspath $@) -ldflags '-X main.version=$(UPSTREAM_VERSION)' .
+	@touch $@
+
+update-compat-fixtures: $(UPSTREAM) $(UPSTREAM_FLAGDUMP) ## Build upstream's csi-provisioner at the release test/tools/upstream pins and write test/compat's fixtures of its flags and feature gates from it.
+	$(GO) test -count=1 -run '^TestUpdateFixtures$$' -v ./test/compat/ -args -update
 
 # The upstream kubernetes-csi volume-data-source-validator, which the
 # benchmark runs side by side with ours, through the wrapper module
@@ -111,17 +168,16 @@ $(UPSTREAM_VALIDATOR): test/tools/validator/go.mod test/tools/validator/go.sum $
 	cp $(POPULATOR_API) $(VALIDATOR_CLIENT)/apis/volumepopulator/v1beta1/
 	printf 'module github.com/kubernetes-csi/volume-data-source-validator/client\n\ngo 1.26.0\n\nrequire k8s.io/apimachinery %s\n' \
 		$(UPSTREAM_VALIDATOR_APIMACHINERY) > $(VALIDATOR_CLIENT)/go.mod
-	set -o pipefail; cd test/tools/validator && GOFLAGS=-mod=mod $(GO) build -v -trimpath \
-		-ldflags '-X main.version=$(UPSTREAM_VALIDATOR_VERSION)' -o $(abspath $@) \
-		github.com/kubernetes-csi/volume-data-source-validator/cmd/volume-data-source-validator 2>&1 | $(PROGRESS)
+	$(BUILD_TOOL) upstream-validator test/tools/validator $(abspath $@) -ldflags '-X main.version=$(UPSTREAM_VALIDATOR_VERSION)' \
+		github.com/kubernetes-csi/volume-data-source-validator/cmd/volume-data-source-validator
 	@touch $@
 
 # golangci-lint and logcheck at the versions test/tools/lint pins.
 $(LINT_TOOLS) &: test/tools/lint/go.mod test/tools/lint/go.sum
 	@echo ">> building golangci-lint and logcheck"
 	@mkdir -p $(TOOLS)
-	set -o pipefail; cd test/tools/lint && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
-		github.com/golangci/golangci-lint/v2/cmd/golangci-lint sigs.k8s.io/logtools/logcheck 2>&1 | $(PROGRESS)
+	$(BUILD_TOOL) lint test/tools/lint $(abspath $(TOOLS))/ \
+		github.com/golangci/golangci-lint/v2/cmd/golangci-lint sigs.k8s.io/logtools/logcheck
 	@touch $(LINT_TOOLS)
 
 # The code generators of `make generate`: k8s.io/code-generator at the
@@ -130,44 +186,52 @@ $(LINT_TOOLS) &: test/tools/lint/go.mod test/tools/lint/go.sum
 $(CODEGEN_TOOLS) &: test/tools/codegen/go.mod test/tools/codegen/go.sum
 	@echo ">> building deepcopy-gen, client-gen, lister-gen, informer-gen and controller-gen"
 	@mkdir -p $(TOOLS)
-	set -o pipefail; cd test/tools/codegen && GOFLAGS=-mod=mod $(GO) build -v -trimpath -o $(abspath $(TOOLS))/ \
+	$(BUILD_TOOL) codegen test/tools/codegen $(abspath $(TOOLS))/ \
 		k8s.io/code-generator/cmd/deepcopy-gen k8s.io/code-generator/cmd/client-gen \
 		k8s.io/code-generator/cmd/lister-gen k8s.io/code-generator/cmd/informer-gen \
-		sigs.k8s.io/controller-tools/cmd/controller-gen 2>&1 | $(PROGRESS)
+		sigs.k8s.io/controller-tools/cmd/controller-gen
 	@touch $(CODEGEN_TOOLS)
 
 # promtool (Prometheus' rule checker and tester) at the version
-# test/tools/monitoring pins, and promql-selectors, which lists the metrics
-# and labels PromQL expressions use, with Prometheus' parser. Without the
-# service discoveries (remove_all_sd): rule checks and tests need none,
-# and their cloud SDKs are a large part of the build.
-$(MONITORING_TOOLS) &: test/tools/monitoring/go.mod test/tools/monitoring/go.sum test/tools/monitoring/promql-selectors/main.go
-	@echo "building promtool and promql-selectors (a few minutes the first time)"
+# test/tools/monitoring pins. Without the service discoveries
+# (remove_all_sd): rule checks and tests need none, and their cloud SDKs
+# are a large part of the build.
+$(PROMTOOL): test/tools/monitoring/go.mod test/tools/monitoring/go.sum
+	@echo ">> building promtool (a few minutes the first time)"
 	@mkdir -p $(TOOLS)
-	set -o pipefail; cd test/tools/monitoring && GOFLAGS=-mod=mod $(GO) build -v -trimpath -tags remove_all_sd -o $(abspath $(TOOLS))/ \
-		github.com/prometheus/prometheus/cmd/promtool ./promql-selectors 2>&1 | $(PROGRESS)
-	@touch $(MONITORING_TOOLS)
+	$(BUILD_TOOL) promtool test/tools/monitoring $(abspath $@) -tags remove_all_sd github.com/prometheus/prometheus/cmd/promtool
+	@touch $@
+
+# promql-selectors, which lists the metrics and labels PromQL expressions
+# use, with Prometheus' parser (make test-monitoring and test-e2e), built
+# apart from promtool: it is a small part of it.
+$(PROMQL_SELECTORS): test/tools/monitoring/go.mod test/tools/monitoring/go.sum test/tools/monitoring/promql-selectors/main.go
+	@mkdir -p $(TOOLS)
+	$(BUILD_TOOL) promql-selectors test/tools/monitoring $(abspath $@) ./promql-selectors
+	@touch $@
 
 # The CRDs the local cluster installs come from the modules the sidecar is
 # built with, and the prometheus-operator's from its release (monitoring/).
 $(CRDS)/.done: go.mod test/tools/snapshotter/go.mod
 	@mkdir -p $(CRDS)/monitoring
-	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json github.com/kubernetes-csi/external-snapshotter/client/v8 | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/*snapshot.storage.k8s.io_*.yaml $(CRDS)/
-	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json sigs.k8s.io/gateway-api | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml $(CRDS)/
-	cp $$(GOFLAGS=-mod=mod $(GO) mod download -json github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION) | sed -n 's/^\t"Dir": "\(.*\)",$$/\1/p')/example/prometheus-operator-crd/monitoring.coreos.com_{podmonitors,servicemonitors,prometheusrules}.yaml $(CRDS)/monitoring/
+	cp $(call module_dir,.,github.com/kubernetes-csi/external-snapshotter/client/v8)/config/crd/*snapshot.storage.k8s.io_*.yaml $(CRDS)/
+	cp $(call module_dir,.,sigs.k8s.io/gateway-api)/config/crd/standard/gateway.networking.k8s.io_referencegrants.yaml $(CRDS)/
+	cp $(call module_dir,.,github.com/prometheus-operator/prometheus-operator@$(PROMETHEUS_OPERATOR_VERSION))/example/prometheus-operator-crd/monitoring.coreos.com_{podmonitors,servicemonitors,prometheusrules}.yaml $(CRDS)/monitoring/
 	@chmod u+w $(CRDS)/*.yaml $(CRDS)/monitoring/*.yaml
 	@touch $@
 
-test: verify test-unit test-monitoring test-fuzz bench-smoke test-e2e test-faults ## Run every check and test (what CI runs).
+test: $(TEST_TARGETS) ## Run every check and test (what CI runs: .ci/run).
 
 .PHONY: test-monitoring
-test-monitoring: $(MONITORING_TOOLS) ## deploy/overlays/monitoring with Prometheus' promtool: the rules parse, each alert fires and resolves (test/monitoring/rules_test.yaml), each has a runbook in docs/monitoring.md, the dashboard's queries parse.
+test-monitoring: ## deploy/overlays/monitoring with Prometheus' promtool: the rules parse, each alert fires and resolves (test/monitoring/rules_test.yaml), each has a runbook in docs/monitoring.md, the dashboard's queries parse.
+	$(call parallel,$(MONITORING_TOOLS))
 	$(GO) test -tags monitoring -count=1 ./test/monitoring/
 
-bench-smoke: build tools ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20, its webhook measurement for 2 s at 20/s and its transfer measurement with one transfer of each kind and 2 at once, and its memory measurement once at 20 and 40 objects, as a smoke test (no timing is checked).
+bench-smoke: ## Run every Go benchmark once, and make bench's throughput, latency and API cost measurements with 2 claims each, its validator measurement with 20, its webhook measurement for 2 s at 20/s and its transfer measurement with one transfer of each kind and 2 at once, and its memory measurement once at 20 and 40 objects, as a smoke test (no timing is checked; ours alone: the upstream provisioner and validator are not built or run).
+	$(call parallel,build $(CLUSTER_TOOLS))
 	$(GO) test -run '^$$' -bench . -benchtime=1x ./pkg/... ./internal/... ./test/...
-	$(GO) run ./test/bench -smoke -setups default
-	$(GO) run ./test/bench/validator -claims 20 -grants 20 -namespaces 4 -runs 1
+	$(GO) run ./test/bench -smoke -setups default -upstream=false
+	$(GO) run ./test/bench/validator -claims 20 -grants 20 -namespaces 4 -runs 1 -upstream=false
 	$(GO) run ./test/bench/webhook -smoke
 	$(GO) run ./test/bench/transfer -smoke -concurrent 2
 
@@ -181,18 +245,20 @@ FUZZTIME ?= 10s
 test-fuzz: ## Run every Go fuzz target under internal/ and pkg/ for FUZZTIME each (10s; hack/fuzz.sh lists them).
 	GO='$(GO)' FUZZTIME=$(FUZZTIME) hack/fuzz.sh
 
-test-e2e: build tools ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1; the oldest supported Kubernetes: KUBE_VERSION=1.36).
+test-e2e: ## End-to-end suite on a real local control plane (one case: E2E_RUN=TestE2E/Story1; the oldest supported Kubernetes: KUBE_VERSION=1.36).
+	$(call parallel,build $(CLUSTER_TOOLS) $(PROMQL_SELECTORS))
 	$(GO) test -tags e2e -count=1 -timeout 30m -v ./test/e2e/ $(if $(E2E_RUN),-run '$(E2E_RUN)') 2>&1 | tee $(CACHE)/e2e.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|e2e:)|_test.go:'; exit $${PIPESTATUS[0]}
 
 .PHONY: test-faults
-test-faults: build tools ## Fault-injection suite on the local control plane: driver, sidecar, kube-apiserver and etcd killed mid-burst, grant churn, socket loss, each reconciled against the driver's state (one scenario: FAULTS_RUN=TestGrantChurn; docs/reliability.md).
+test-faults: ## Fault-injection suite on the local control plane: driver, sidecar, kube-apiserver and etcd killed mid-burst, grant churn, socket loss, each reconciled against the driver's state (one scenario: FAULTS_RUN=TestGrantChurn; docs/reliability.md).
+	$(call parallel,build $(CLUSTER_TOOLS))
 	$(GO) test -tags faults -count=1 -timeout 15m -v ./test/faults/ $(if $(FAULTS_RUN),-run '$(FAULTS_RUN)') 2>&1 | tee $(CACHE)/faults.log | grep -E '^(=== RUN|--- |\s+---|PASS|FAIL|ok|faults:)|_test.go:'; exit $${PIPESTATUS[0]}
 
 # The memory measurement's sizes: objects of each kind in the cluster.
 BENCH_OBJECTS ?= 5000,20000,50000
 
-bench: build tools ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's, the webhook under load and namespace transfers from accept to Completed (memory at BENCH_OBJECTS=5000,20000,50000 objects of each kind, with the growth per 10,000 and the time to ready; see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim).
-	@mkdir -p $(CACHE)
+bench: ## Measure throughput, latency, API cost and memory on the local cluster, the validator's cost next to upstream's, the webhook under load and namespace transfers from accept to Completed (memory at BENCH_OBJECTS=5000,20000,50000 objects of each kind, with the growth per 10,000 and the time to ready; see docs/benchmarks.md; BENCH_CLAIMS=link,cross-namespace picks the kinds of claim). Builds the upstream provisioner and validator.
+	$(call parallel,build $(CLUSTER_TOOLS) $(UPSTREAM) $(UPSTREAM_VALIDATOR))
 	$(GO) run ./test/bench -out $(CACHE)/bench-results.md $(if $(BENCH_SIZES),-sizes $(BENCH_SIZES)) -objects $(BENCH_OBJECTS) $(if $(BENCH_CLAIMS),-claims $(BENCH_CLAIMS))
 	$(GO) test -run '^$$' -bench BenchmarkCheck -benchmem ./internal/shared/referencegrant/ | tee -a $(CACHE)/bench-results.md
 	$(GO) run ./test/bench/validator -out $(CACHE)/bench-validator.md
@@ -200,11 +266,12 @@ bench: build tools ## Measure throughput, latency, API cost and memory on the lo
 	$(GO) run ./test/bench/transfer -out $(CACHE)/bench-transfer.md
 
 .PHONY: soak
-soak: build tools ## Soak the sidecar for 10 minutes (SOAK_DURATION=3m) under claim, grant and snapshot churn, then reconcile and report unauthorized provisions, leaks, finalizers left, RSS, goroutines and grant->PV latency (docs/reliability.md); not part of make test.
-	@mkdir -p $(CACHE)
+soak: ## Soak the sidecar for 10 minutes (SOAK_DURATION=3m) under claim, grant and snapshot churn, then reconcile and report unauthorized provisions, leaks, finalizers left, RSS, goroutines and grant->PV latency (docs/reliability.md); not part of make test.
+	$(call parallel,build $(CLUSTER_TOOLS))
 	$(GO) run ./test/soak -out $(CACHE)/soak-results.md $(if $(SOAK_DURATION),-duration $(SOAK_DURATION))
 
-demo: build tools ## Play KEP-3294 Story 1 on a local cluster (LINK=1: through a VolumeSnapshotLink, without alpha gates; KEEP=1 keeps it running).
+demo: ## Play KEP-3294 Story 1 on a local cluster (LINK=1: through a VolumeSnapshotLink, without alpha gates; KEEP=1 keeps it running).
+	$(call parallel,build $(CLUSTER_TOOLS))
 	$(GO) run ./test/demo $(if $(KEEP),-keep) $(if $(LINK),-link)
 
 demo-down: ## Stop a demo cluster left behind (e.g. after kill -9).
