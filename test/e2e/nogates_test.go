@@ -46,6 +46,12 @@ func TestE2ENoAlphaGates(t *testing.T) {
 	ensureGrantCRD(t)
 	l := linkTest{links: links}
 	l.crdInstalledLater(t, env)
+	// The subtests below need the CRD, also when -run leaves out the one
+	// above, which installs it (server-side apply: a second time changes
+	// nothing).
+	if err := env.InstallProjectCRDs(ctxFor(t)); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name string
 		run  func(*testing.T)
