@@ -111,16 +111,8 @@ func TestEveryFlagIsDocumented(t *testing.T) {
 
 func TestLayoutListsEveryPackage(t *testing.T) {
 	rules := layoutBlock(t, "docs/layout.md")
-	cmd := exec.Command("go", "list", "-mod=vendor", "-f", "{{.Dir}}", "./cmd/...", "./internal/...", "./pkg/...")
-	cmd.Dir = root
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
-	}
 	var packages []string
-	for _, dir := range strings.Fields(string(out)) {
+	for _, dir := range goList(t, "-f", "{{.Dir}}", "./cmd/...", "./internal/...", "./pkg/...") {
 		packages = append(packages, relToRoot(t, dir))
 	}
 	missing, extra := compareLayout(rules, packages)
@@ -214,22 +206,16 @@ func markdownFiles(t *testing.T) []string {
 // follow and the line numbers still match.
 func prose(data []byte) string {
 	var b strings.Builder
-	fence := ""
+	var fence fences
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
-		if m := fenceRE.FindStringSubmatch(line); m != nil {
-			switch {
-			case fence == "":
-				fence = m[1]
-			case m[1][0] == fence[0] && len(m[1]) >= len(fence):
-				fence = ""
-			}
+		if fence.toggles(line) {
 			b.WriteString("\n")
 			continue
 		}
-		if fence == "" {
+		if !fence.inside() {
 			b.WriteString(line)
 		}
 		b.WriteString("\n")
@@ -316,28 +302,44 @@ func resolve(t *testing.T, file string, l link, anchors map[string]map[string]bo
 	return ""
 }
 
+// fences follows the fenced code blocks of a Markdown file, line by line.
+type fences struct{ open string }
+
+// toggles reports whether line opens or closes a fenced block: a closing
+// fence is of the opening one's character and at least as long.
+func (f *fences) toggles(line string) bool {
+	m := fenceRE.FindStringSubmatch(line)
+	if m == nil {
+		return false
+	}
+	switch {
+	case f.open == "":
+		f.open = m[1]
+	case m[1][0] == f.open[0] && len(m[1]) >= len(f.open):
+		f.open = ""
+	}
+	return true
+}
+
+// inside reports whether the last line was within a fenced block.
+func (f *fences) inside() bool { return f.open != "" }
+
 // headingAnchors are the anchors GitHub gives the headings of a Markdown
 // file: the second heading with an anchor already taken gets "-1", the
 // third "-2", and so on.
 func headingAnchors(data []byte) map[string]bool {
 	seen := map[string]int{}
 	out := map[string]bool{}
-	fence := ""
+	var fence fences
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
 	for sc.Scan() {
 		line := sc.Text()
-		if m := fenceRE.FindStringSubmatch(line); m != nil {
-			switch {
-			case fence == "":
-				fence = m[1]
-			case m[1][0] == fence[0] && len(m[1]) >= len(fence):
-				fence = ""
-			}
+		if fence.toggles(line) {
 			continue
 		}
 		m := headingRE.FindStringSubmatch(line)
-		if fence != "" || m == nil {
+		if fence.inside() || m == nil {
 			continue
 		}
 		a := anchor(m[2])
