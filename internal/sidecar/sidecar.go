@@ -189,6 +189,7 @@ func probeDriver(ctx context.Context, driver *csiclient.Client) (driverIdentity,
 // restConfig builds the API client configuration as upstream does: from
 // --master and the kubeconfig (--kubeconfig, or KUBECONFIG, which wins) when
 // either is set, else in-cluster; with --kube-api-qps and --kube-api-burst.
+// Unlike upstream, it asks for no compression (kubeclients.Uncompressed).
 func restConfig(ctx context.Context, opts *Options) (*rest.Config, error) {
 	var config *rest.Config
 	var err error
@@ -204,6 +205,7 @@ func restConfig(ctx context.Context, opts *Options) (*rest.Config, error) {
 		return nil, fmt.Errorf("building the Kubernetes client configuration: %w", err)
 	}
 	config.QPS, config.Burst = float32(opts.KubeAPIQPS), opts.KubeAPIBurst
+	kubeclients.Uncompressed(config)
 	config.UserAgent = "csi-provisioner"
 	if host, err := os.Hostname(); err == nil {
 		config.UserAgent += "/" + host

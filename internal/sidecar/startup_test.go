@@ -45,6 +45,9 @@ func TestRestConfig(t *testing.T) {
 			if config.Host != tt.wantHost || config.QPS != tt.wantQPS || config.Burst != tt.wantBurst {
 				t.Errorf("host, QPS, burst = %s, %v, %d; want %s, %v, %d", config.Host, config.QPS, config.Burst, tt.wantHost, tt.wantQPS, tt.wantBurst)
 			}
+			if !config.DisableCompression {
+				t.Error("the client asks for gzip'ed responses, want compression off")
+			}
 		})
 	}
 }
