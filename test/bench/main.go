@@ -108,7 +108,7 @@ func run(ctx context.Context, o options) error {
 		logf("the upstream csi-provisioner is not measured (-upstream=false): this sidecar alone")
 	}
 	if !o.memoryOnly {
-		err = inCluster(ctx, root, work, o.keep, func(b *bench) error {
+		err = inCluster(ctx, root, work, o.keep, 0, func(b *bench) error {
 			b.setups, b.restores, b.throughputOnly, b.upstreamSizes = strings.Split(o.setups, ","), restores, o.throughputOnly, upstreamSizes
 			b.counts, b.withUpstream = counts, o.upstream
 			return b.all(r, sizes)
@@ -116,7 +116,7 @@ func run(ctx context.Context, o options) error {
 	}
 	if err == nil && !o.throughputOnly && objects != nil {
 		// On a control plane of its own, so that only its objects are there.
-		err = inCluster(ctx, root, filepath.Join(work, "memory"), o.keep, func(b *bench) error {
+		err = inCluster(ctx, root, filepath.Join(work, "memory"), o.keep, memoryClaimBinderSync, func(b *bench) error {
 			b.withUpstream = o.upstream
 			return b.memory(r, objects)
 		})
@@ -132,8 +132,10 @@ func run(ctx context.Context, o options) error {
 }
 
 // inCluster starts a local cluster with its logs in work, runs measure
-// against it and stops it (after an interrupt, with keep).
-func inCluster(ctx context.Context, root, work string, keep bool, measure func(*bench) error) error {
+// against it and stops it (after an interrupt, with keep). claimBinderSync
+// is kube-controller-manager's --pvclaimbinder-sync-period, 0 for the
+// harness's default.
+func inCluster(ctx context.Context, root, work string, keep bool, claimBinderSync time.Duration, measure func(*bench) error) error {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return err
 	}
@@ -142,7 +144,7 @@ func inCluster(ctx context.Context, root, work string, keep bool, measure func(*
 	// --cross-namespace-snapshot it would leave the link claims' protection
 	// finalizer alone.
 	env, err := localenv.Start(ctx, localenv.Config{Root: root, Work: work, SidecarArgs: []string{"--cross-namespace-snapshot"},
-		Progress: func(s string) { logf("  %s", s) }})
+		ClaimBinderSyncPeriod: claimBinderSync, Progress: func(s string) { logf("  %s", s) }})
 	if env != nil {
 		defer env.Stop()
 	}

@@ -38,6 +38,14 @@ var (
 )
 
 const (
+	// memoryClaimBinderSync is how often the memory cluster's PV binder
+	// goes through every claim again. The fill's claims wait for ever for
+	// a provisioner that is not there, and each pass over them writes an
+	// event for each (a claim whose PV is bound costs none): at the
+	// harness's 2s, 50,000 of them kept a core of the API server busy
+	// through every run, for both sidecars alike. An hour keeps them out
+	// of the runs; new claims and PVs are still bound as they come.
+	memoryClaimBinderSync = time.Hour
 	// memoryNamespaces hold the objects the sidecars start with.
 	memoryNamespaces = 50
 	// memoryDriver is the driver of the memory measurement's stack, and
@@ -67,9 +75,10 @@ type memoryContender struct {
 }
 
 // memory fills the cluster with each number of objects in turn (sizes,
-// increasing), adding to what the previous size left, and at each size
-// starts this sidecar and the upstream csi-provisioner (without
-// b.withUpstream, this sidecar alone) one at a time, memoryRuns times each.
+// increasing), adding to what the previous size left, and at each size,
+// once the control plane is quiet again, starts this sidecar and the
+// upstream csi-provisioner (without b.withUpstream, this sidecar alone) one
+// at a time, in turns, memoryRuns times each.
 // It adds to r each one's median peak memory, CPU time and start-up times
 // per size, and this sidecar's heap profile at each size.
 func (b *bench) memory(r *results, sizes []int) error {
@@ -83,6 +92,14 @@ func (b *bench) memory(r *results, sizes []int) error {
 	fill, err := b.newFillClients()
 	if err != nil {
 		return err
+	}
+	// The fill's snapshots name a content that does not exist, which the
+	// snapshot-controller retries for as long as it runs: at 50,000 of them
+	// a core's worth of API server work that neither sidecar causes, and
+	// that a cluster whose snapshots are bound does not have. Neither
+	// sidecar needs it to provision a claim without a data source.
+	if !b.env.StopProcess("snapshot-controller") {
+		return errors.New("no snapshot-controller to stop")
 	}
 	b.watchPVs()
 	stack, err := b.env.StartStack(b.ctx, memoryDriver, nil)
@@ -112,47 +129,71 @@ func (b *bench) memory(r *results, sizes []int) error {
 			return err
 		}
 		filled = objects
-		for _, c := range contenders {
-			profile := ""
-			if !c.upstream {
-				profile = filepath.Join(b.env.Work, fmt.Sprintf("sidecar-heap-%d.pprof", objects))
-			}
-			row, err := b.measureMemory(c, objects, profile)
-			if err != nil {
-				return err
-			}
-			logf("memory: %s, median of %d runs: %s", c.name, memoryRuns, row)
-			r.memory = append(r.memory, row)
-			if _, err := os.Stat(profile); profile != "" && err == nil {
-				r.heapProfiles = append(r.heapProfiles, heapProfile{objects: objects, path: profile, top: pprofTop(b.ctx, profile)})
-			}
+		b.waitControlPlaneQuiet()
+		rows, err := b.measureMemory(contenders, objects)
+		if err != nil {
+			return err
+		}
+		for i, c := range contenders {
+			logf("memory: %s, median of %d runs: %s", c.name, memoryRuns, rows[i])
+			r.memory = append(r.memory, rows[i])
+		}
+		profile := b.heapProfilePath(objects)
+		if _, err := os.Stat(profile); err == nil {
+			r.heapProfiles = append(r.heapProfiles, heapProfile{objects: objects, path: profile, top: pprofTop(b.ctx, profile)})
 		}
 	}
 	return nil
 }
 
-// measureMemory starts the contender memoryRuns times with objects of each
-// kind in the cluster and returns the run of median peak RSS, with the
-// medians of the start-up times. The first run's heap profile is saved
-// at profile, if not empty. A run whose claim another process provisioned
-// is repeated, up to memoryRuns times in all.
-func (b *bench) measureMemory(c memoryContender, objects int, profile string) (memoryRow, error) {
-	var runs []memoryRow
-	for i := 0; len(runs) < memoryRuns; i++ {
-		row, err := b.memoryRun(c, fmt.Sprintf("mem%d-%d", objects, i), profile)
-		if errors.Is(err, errForeignPV) && i-len(runs) < memoryRuns {
-			logf("memory: %s run %d discarded: %v", c.name, i+1, err)
-			continue
+// heapProfilePath is where this sidecar's heap profile at objects of each
+// kind is saved.
+func (b *bench) heapProfilePath(objects int) string {
+	return filepath.Join(b.env.Work, fmt.Sprintf("sidecar-heap-%d.pprof", objects))
+}
+
+// measureMemory starts each contender memoryRuns times with objects of each
+// kind in the cluster, in turns (this sidecar, upstream, this sidecar, ...)
+// so that neither always starts first after the fill, and returns each
+// one's run of median peak RSS, with the medians of the start-up times.
+// This sidecar's first run saves its heap profile. A run whose claim
+// another process provisioned is repeated, up to memoryRuns times in all.
+func (b *bench) measureMemory(contenders []memoryContender, objects int) ([]memoryRow, error) {
+	runs := make([][]memoryRow, len(contenders))
+	discarded := make([]int, len(contenders))
+	for turn := 0; ; turn++ {
+		done := true
+		for i, c := range contenders {
+			if len(runs[i]) == memoryRuns {
+				continue
+			}
+			done = false
+			profile := ""
+			if !c.upstream && len(runs[i]) == 0 {
+				profile = b.heapProfilePath(objects)
+			}
+			row, err := b.memoryRun(c, fmt.Sprintf("mem%d-%d", objects, turn), profile)
+			if errors.Is(err, errForeignPV) && discarded[i] < memoryRuns {
+				discarded[i]++
+				logf("memory: %s run %d discarded: %v", c.name, turn+1, err)
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("memory, %s with %d objects, run %d: %w", c.name, objects, turn+1, err)
+			}
+			row.sidecar, row.upstream, row.objects = c.name, c.upstream, objects
+			logf("memory: %s run %d: %s", c.name, turn+1, row)
+			runs[i] = append(runs[i], row)
 		}
-		if err != nil {
-			return memoryRow{}, fmt.Errorf("memory, %s with %d objects, run %d: %w", c.name, objects, i+1, err)
+		if done {
+			break
 		}
-		profile = "" // the first run's only
-		row.sidecar, row.upstream, row.objects = c.name, c.upstream, objects
-		logf("memory: %s run %d: %s", c.name, i+1, row)
-		runs = append(runs, row)
 	}
-	return medianRun(runs), nil
+	rows := make([]memoryRow, len(contenders))
+	for i := range contenders {
+		rows[i] = medianRun(runs[i])
+	}
+	return rows, nil
 }
 
 // medianRun is the run of median peak RSS, with the median of each
@@ -171,6 +212,52 @@ func medianRun(runs []memoryRow) memoryRow {
 	row.readySeconds = median(func(r memoryRow) float64 { return r.readySeconds })
 	row.firstPVSeconds = median(func(r memoryRow) float64 { return r.firstPVSeconds })
 	return row
+}
+
+// quietCores is the CPU use of etcd and kube-apiserver together under
+// which the control plane counts as quiet, and quietWait bounds the wait.
+const (
+	quietCores = 0.15
+	quietWait  = 2 * time.Minute
+)
+
+// waitControlPlaneQuiet waits, after a fill, until etcd and kube-apiserver
+// have finished what the fill left them (compaction, the watch caches,
+// garbage collection), so that the first sidecar started does not share
+// the cores with it: it samples their CPU time every second until one
+// second's use is under quietCores, for up to quietWait.
+func (b *bench) waitControlPlaneQuiet() {
+	var pids []int
+	for _, name := range []string{"etcd", "kube-apiserver"} {
+		if p := b.env.Cluster.Process(name); p != nil {
+			pids = append(pids, p.PID())
+		}
+	}
+	used := func() float64 {
+		total := 0.0
+		for _, pid := range pids {
+			if s, err := cpuSeconds(pid); err == nil {
+				total += s
+			}
+		}
+		return total
+	}
+	start, last := time.Now(), used()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-b.ctx.Done():
+			return
+		case <-tick.C:
+		}
+		now := used()
+		if now-last < quietCores || time.Since(start) > quietWait {
+			logf("memory: control plane at %.2f cores, %s after the fill", now-last, time.Since(start).Round(time.Second))
+			return
+		}
+		last = now
+	}
 }
 
 // memoryRun creates a claim of the stack's class, starts the contender as

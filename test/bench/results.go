@@ -213,7 +213,7 @@ func (r *results) writeMemory(b *strings.Builder) {
 	for _, row := range r.memory {
 		b.WriteString(row.String() + "\n")
 	}
-	fmt.Fprintf(b, "\nMedian of %d runs each (the run of median peak RSS; each start-up time its own median), one sidecar at a time, each started with its binary out of the page cache. ", memoryRuns)
+	fmt.Fprintf(b, "\nMedian of %d runs each (the run of median peak RSS; each start-up time its own median), one sidecar at a time and in turns, from a quiet control plane after each fill, each started with its binary out of the page cache. ", memoryRuns)
 	fmt.Fprintf(b, "The sizes are filled in turn, each adding to the last, over %d namespaces; the claims belong to another driver. ", memoryNamespaces)
 	fmt.Fprintf(b, "Before each run a claim of the sidecar's own driver (no data source) is created; the times run from the process's start to its /readyz answering 200 (upstream has none: -) and to that claim's PV, polled every %s. The claim and its PV are deleted after each run.\n", startPoll)
 	if slopes := memorySlopes(r.memory); slopes != nil {

@@ -44,6 +44,10 @@ type Config struct {
 	// ControllerManagerQPS raises kube-controller-manager's client rate
 	// limit, so it is not the bottleneck of a benchmark. 0 keeps 200.
 	ControllerManagerQPS int
+	// ClaimBinderSyncPeriod is how often kube-controller-manager's PV
+	// binder goes through every claim again. 0 keeps 2s, so that tests
+	// need not wait for a resync.
+	ClaimBinderSyncPeriod time.Duration
 	// NoAlphaGates leaves the alpha gate CrossNamespaceVolumeDataSource off
 	// in kube-apiserver and kube-controller-manager, as on managed clusters
 	// (EKS, GKE, AKS): the API server drops spec.dataSourceRef.namespace.
@@ -83,6 +87,9 @@ type Cluster struct {
 // Start starts etcd, kube-apiserver and kube-controller-manager and waits
 // until the API server is ready. On error, whatever started is stopped.
 func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
+	if cfg.ClaimBinderSyncPeriod == 0 {
+		cfg.ClaimBinderSyncPeriod = 2 * time.Second
+	}
 	if cfg.ControllerManagerQPS == 0 {
 		cfg.ControllerManagerQPS = 200
 	}
@@ -146,7 +153,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 		"--controllers=persistentvolume-binder-controller,persistentvolume-protection-controller,persistentvolumeclaim-protection-controller,namespace-controller,garbage-collector-controller",
 		cfg.gates(),
 		"--leader-elect=false", "--secure-port=0",
-		"--pvclaimbinder-sync-period=2s",
+		"--pvclaimbinder-sync-period="+cfg.ClaimBinderSyncPeriod.String(),
 		"--kube-api-qps="+qps, "--kube-api-burst="+strconv.Itoa(2*cfg.ControllerManagerQPS),
 		"--v=1"); err != nil {
 		return nil, err

@@ -68,6 +68,9 @@ type Config struct {
 	// NoAlphaGates runs the control plane without the alpha gate
 	// CrossNamespaceVolumeDataSource, as managed clusters do.
 	NoAlphaGates bool
+	// ClaimBinderSyncPeriod is kube-controller-manager's
+	// --pvclaimbinder-sync-period (see cluster.Config).
+	ClaimBinderSyncPeriod time.Duration
 	// SidecarArgs are added to the shared sidecar's arguments, e.g.
 	// --cross-namespace-snapshot.
 	SidecarArgs []string
@@ -102,7 +105,8 @@ func Start(ctx context.Context, cfg Config) (*Env, error) {
 	e := &Env{Root: cfg.Root, Work: cfg.Work, snapshotterArgs: cfg.SnapshotterArgs}
 	root, work := cfg.Root, cfg.Work
 	progress("control plane: etcd, kube-apiserver, kube-controller-manager")
-	c, err := cluster.Start(ctx, cluster.Config{BinDir: e.tool(""), WorkDir: work, NoAlphaGates: cfg.NoAlphaGates})
+	c, err := cluster.Start(ctx, cluster.Config{BinDir: e.tool(""), WorkDir: work, NoAlphaGates: cfg.NoAlphaGates,
+		ClaimBinderSyncPeriod: cfg.ClaimBinderSyncPeriod})
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +252,18 @@ func (e *Env) startSidecar(ctx context.Context, s *Stack, name, bin string, user
 	sc := &Sidecar{Process: p, HTTPAddr: addr}
 	s.Sidecars = append(s.Sidecars, sc)
 	return sc, cluster.WaitHealthy(ctx, "http://"+addr+healthPath, "", p)
+}
+
+// StopProcess stops the process the environment started as name (e.g.
+// "snapshot-controller"); false if there is none.
+func (e *Env) StopProcess(name string) bool {
+	for _, p := range e.processes {
+		if p.Name == name {
+			p.Stop(10 * time.Second)
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Env) start(name, bin string, args ...string) error {
