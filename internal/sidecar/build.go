@@ -88,14 +88,18 @@ type informerSet struct {
 	classes cache.SharedIndexInformer
 }
 
-// watchList lets the optional APIs' informers (snapshots, contents, grants,
-// links, VolumeAttributesClasses, VolumeAttachments) stream their initial
-// lists, as the core informers do: each object is trimmed as it arrives
-// instead of a whole list being decoded first, which at tens of thousands of
-// objects is most of the sidecar's peak memory (docs/benchmarks.md). The
-// unit tests' fake clientsets cannot stream; they turn client-go's
+// watchList would let the optional APIs' informers (snapshots, contents,
+// grants, links, VolumeAttributesClasses, VolumeAttachments) stream their
+// initial lists. They list instead, each object trimmed as it is decoded
+// (optionalapi.Config.Transform and Candidate.ListStream): the memory of a
+// first sync is bounded as with a stream, and at 50,000 snapshots and
+// grants the list costs the sidecar and the API server a third less CPU
+// than a stream, which the API server spends deep-copying and framing
+// every object on its own, and the client decoding each several times
+// (docs/benchmarks.md). The core informers stream theirs (client-go's
+// default); the unit tests' fake clientsets cannot, and turn client-go's
 // WatchListClient gate off (main_test.go).
-const watchList = true
+const watchList = false
 
 func newInformerSet(kube kubernetes.Interface, opts *Options, driver string) *informerSet {
 	factory := informers.NewSharedInformerFactoryWithOptions(kube, opts.ResyncPeriod, informers.WithTransform(cachetrim.Core(driver)))

@@ -37,9 +37,7 @@ func newSnapshotMetadataCache(client snapclientset.Interface, disc discovery.Dis
 				snapshots := client.SnapshotV1().VolumeSnapshots(metav1.NamespaceAll)
 				return optionalapi.NewListWatch(snapshots.List, snapshots.Watch)
 			}}},
-		Prepare: func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
-			return inf.SetTransform(snapshotFinalizersOnly)
-		},
+		Transform:    snapshotFinalizersOnly,
 		WhileRefused: "the DELETE guard's held-snapshot gauges say nothing (admission does not need the cache)",
 	})}
 }

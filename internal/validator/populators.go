@@ -61,10 +61,8 @@ func newPopulators(cfg populatorsConfig) *populators {
 				list := cfg.Client.PopulatorV1beta1().VolumePopulators()
 				return optionalapi.NewListWatch(list.List, list.Watch)
 			}}},
+		Transform: cachetrim.Meta,
 		Prepare: func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
-			if err := inf.SetTransform(cachetrim.Meta); err != nil {
-				return err
-			}
 			_, err := inf.AddEventHandler(cache.ResourceEventHandlerDetailedFuncs{
 				AddFunc: func(obj any, isInInitialList bool) {
 					if !isInInitialList { // the initial list is announced by OnSynced

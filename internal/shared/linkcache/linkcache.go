@@ -23,6 +23,7 @@ import (
 	"github.com/xns-csi/csi-provisioner/internal/shared/optionalapi"
 	snapv1alpha1 "github.com/xns-csi/csi-provisioner/pkg/apis/snapshot/v1alpha1"
 	"github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned"
+	linkscheme "github.com/xns-csi/csi-provisioner/pkg/generated/clientset/versioned/scheme"
 )
 
 // The cache's indexes.
@@ -74,11 +75,10 @@ func New(cfg Config) *Cache {
 			ListWatch: func() *cache.ListWatch {
 				links := cfg.Client.SnapshotV1alpha1().VolumeSnapshotLinks(metav1.NamespaceAll)
 				return optionalapi.NewListWatch(links.List, links.Watch)
-			}}},
+			},
+			ListStream: optionalapi.StreamLists(cfg.Client.SnapshotV1alpha1().RESTClient(), "volumesnapshotlinks", linkscheme.ParameterCodec)}},
+		Transform: cachetrim.Meta,
 		Prepare: func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
-			if err := inf.SetTransform(cachetrim.Meta); err != nil {
-				return err
-			}
 			regs := make([]cache.ResourceEventHandlerRegistration, 0, len(c.handlers))
 			for _, h := range c.handlers {
 				reg, err := inf.AddEventHandler(h)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -46,6 +47,11 @@ type Candidate struct {
 	// namespace. API builds the informer around them, and builds a new one
 	// when the API server refuses the old one (see API.Run).
 	ListWatch func() *cache.ListWatch
+	// ListStream, if set, makes the same list as ListWatch but returns the
+	// JSON response unread (see StreamLists). With Config.Transform, the
+	// informer's lists are then decoded and transformed one object at a
+	// time as the response arrives (see listWatch.streamList).
+	ListStream func(ctx context.Context, opts metav1.ListOptions) (io.ReadCloser, error)
 }
 
 // String names the candidate as group/version/resource, the form used in
@@ -91,8 +97,15 @@ type Config struct {
 	ResyncPeriod time.Duration
 	// Indexers are the informer's indexers.
 	Indexers cache.Indexers
-	// Prepare, if set, adds indexers, event handlers or a transform to the
-	// candidate's informer before it runs. It must not set a watch error
+	// Transform, if set, is the informer's transform (see
+	// cache.SharedInformer.SetTransform). It must accept the objects it
+	// returned, as it sees them twice: unless the initial list is streamed
+	// (WatchList), lists are read in pages, each page's objects transformed
+	// as it arrives, so that a large first sync never holds every object
+	// whole; the informer transforms them again when it stores them.
+	Transform cache.TransformFunc
+	// Prepare, if set, adds indexers or event handlers to the candidate's
+	// informer before it runs. It must not set a watch error
 	// handler: API sets its own to report list errors. An error stops Run
 	// and is then reported by Informer.
 	Prepare func(c Candidate, inf cache.SharedIndexInformer) error

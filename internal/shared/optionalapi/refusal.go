@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,13 @@ func (r *refusal) explain(c Candidate) error {
 type listWatch struct {
 	*cache.ListWatch
 	watchList bool
+	// transform, if set, is the informer's: lists are then read as a
+	// stream (with stream) or in pages, each object transformed as it
+	// arrives (see streamList and listPages); newObject makes the objects
+	// a stream is decoded into.
+	transform cache.TransformFunc
+	stream    func(context.Context, metav1.ListOptions) (io.ReadCloser, error)
+	newObject func() runtime.Object
 	refused   atomic.Pointer[refusal]
 	// streamRefused is a refused watch-list stream, kept until the list the
 	// reflector falls back to answers: a list that fails otherwise (e.g.
@@ -108,7 +116,16 @@ func (lw *listWatch) ListWithContext(ctx context.Context, opts metav1.ListOption
 	if r := lw.refused.Load(); r != nil {
 		return nil, r
 	}
-	obj, err := lw.ListWatch.ListWithContext(ctx, opts)
+	var obj runtime.Object
+	var err error
+	switch {
+	case lw.transform != nil && lw.stream != nil:
+		obj, err = lw.streamList(ctx, opts)
+	case lw.transform != nil:
+		obj, err = lw.listPages(ctx, opts)
+	default:
+		obj, err = lw.ListWatch.ListWithContext(ctx, opts)
+	}
 	stream := lw.streamRefused.Swap(nil)
 	if err != nil && stream != nil && asRefusal(verbList, err) == nil {
 		// The stream was refused and the list failed for another reason:

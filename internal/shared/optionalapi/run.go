@@ -194,12 +194,18 @@ func (a *API) waitUntilServed(ctx context.Context) (chosen int, ok bool) {
 // or a synced version no longer served, marks the cache unusable and tells
 // run why the informer must stop.
 func (a *API) build(c Candidate, run *informerRun) (cache.SharedIndexInformer, error) {
-	lw := &listWatch{ListWatch: c.ListWatch(), watchList: a.cfg.WatchList}
+	lw := &listWatch{ListWatch: c.ListWatch(), watchList: a.cfg.WatchList, transform: a.cfg.Transform,
+		stream: c.ListStream, newObject: newObjectLike(c.Object)}
 	indexers := cache.Indexers{} // not nil: Prepare may add more
 	maps.Copy(indexers, a.cfg.Indexers)
 	inf := cache.NewSharedIndexInformerWithOptions(lw, c.Object, cache.SharedIndexInformerOptions{
 		ResyncPeriod: a.cfg.ResyncPeriod, Indexers: indexers, ObjectDescription: c.String(),
 	})
+	if a.cfg.Transform != nil {
+		if err := inf.SetTransform(a.cfg.Transform); err != nil {
+			return nil, err
+		}
+	}
 	if a.cfg.Prepare != nil {
 		if err := a.cfg.Prepare(c, inf); err != nil {
 			return nil, err

@@ -12,6 +12,7 @@ import (
 	gatewayv1 "sigs.k8s.io/gateway-api/apis/v1"
 	gatewayv1beta1 "sigs.k8s.io/gateway-api/apis/v1beta1"
 	gatewayclientset "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned"
+	gatewayscheme "sigs.k8s.io/gateway-api/pkg/client/clientset/versioned/scheme"
 
 	"github.com/xns-csi/csi-provisioner/internal/shared/optionalapi"
 )
@@ -68,6 +69,7 @@ func NewChecker(cfg Config) *Checker {
 					grants := cfg.Client.GatewayV1().ReferenceGrants(metav1.NamespaceAll)
 					return optionalapi.NewListWatch(grants.List, grants.Watch)
 				},
+				ListStream: optionalapi.StreamLists(cfg.Client.GatewayV1().RESTClient(), "referencegrants", gatewayscheme.ParameterCodec),
 			},
 			{
 				GroupVersion: schema.GroupVersion{Group: gatewayv1beta1.GroupName, Version: "v1beta1"},
@@ -77,11 +79,13 @@ func NewChecker(cfg Config) *Checker {
 					grants := cfg.Client.GatewayV1beta1().ReferenceGrants(metav1.NamespaceAll)
 					return optionalapi.NewListWatch(grants.List, grants.Watch)
 				},
+				ListStream: optionalapi.StreamLists(cfg.Client.GatewayV1beta1().RESTClient(), "referencegrants", gatewayscheme.ParameterCodec),
 			},
 		},
 		PollInterval: cfg.PollInterval,
 		ResyncPeriod: cfg.ResyncPeriod,
 		Indexers:     indexers(),
+		Transform:    toCached,
 		Prepare:      c.prepare,
 		OnSynced: func(optionalapi.Candidate) {
 			c.changed("")
@@ -139,12 +143,8 @@ func check(indexer cache.Indexer, ref Reference) Decision {
 	return decision(ref, allowing)
 }
 
-// prepare configures the informer before it runs: the transform to
-// cachedGrant and the change notifications.
+// prepare adds the change notifications to the informer before it runs.
 func (c *Checker) prepare(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
-	if err := inf.SetTransform(toCached); err != nil {
-		return fmt.Errorf("setting the ReferenceGrant transform: %w", err)
-	}
 	if c.onChange == nil {
 		return nil
 	}

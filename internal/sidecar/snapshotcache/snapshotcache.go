@@ -21,6 +21,7 @@ import (
 
 	snapv1 "github.com/kubernetes-csi/external-snapshotter/client/v8/apis/volumesnapshot/v1"
 	snapclientset "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned"
+	snapscheme "github.com/kubernetes-csi/external-snapshotter/client/v8/clientset/versioned/scheme"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -110,11 +111,8 @@ func (c *Cache) AddContentHandler(h cache.ResourceEventHandler) {
 func New(cfg Config) *Cache {
 	gv := snapv1.SchemeGroupVersion
 	c := &Cache{client: cfg.Client, settled: make(chan struct{})}
-	prepare := func(trim cache.TransformFunc, handlers *[]cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
+	prepare := func(handlers *[]cache.ResourceEventHandler) func(optionalapi.Candidate, cache.SharedIndexInformer) error {
 		return func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
-			if err := inf.SetTransform(trim); err != nil {
-				return err
-			}
 			for _, h := range *handlers {
 				if _, err := inf.AddEventHandler(h); err != nil {
 					return err
@@ -130,8 +128,9 @@ func New(cfg Config) *Cache {
 			ListWatch: func() *cache.ListWatch {
 				snapshots := cfg.Client.SnapshotV1().VolumeSnapshots(metav1.NamespaceAll)
 				return optionalapi.NewListWatch(snapshots.List, snapshots.Watch)
-			}}},
-		Prepare: prepare(cachetrim.Snapshot, &c.snapshotHandlers), WatchList: cfg.WatchList,
+			},
+			ListStream: optionalapi.StreamLists(cfg.Client.SnapshotV1().RESTClient(), "volumesnapshots", snapscheme.ParameterCodec)}},
+		Transform: cachetrim.Snapshot, Prepare: prepare(&c.snapshotHandlers), WatchList: cfg.WatchList,
 		OnSynced: synced, OnRefused: synced,
 		WhileRefused: "each restore reads its VolumeSnapshot with a GET; a claim waiting for a snapshot is " +
 			"retried with the provisioning backoff instead of re-queued when the snapshot changes",
@@ -142,8 +141,9 @@ func New(cfg Config) *Cache {
 			ListWatch: func() *cache.ListWatch {
 				contents := cfg.Client.SnapshotV1().VolumeSnapshotContents()
 				return optionalapi.NewListWatch(contents.List, contents.Watch)
-			}}},
-		Prepare: prepare(cachetrim.Content, &c.contentHandlers), WatchList: cfg.WatchList,
+			},
+			ListStream: optionalapi.StreamLists(cfg.Client.SnapshotV1().RESTClient(), "volumesnapshotcontents", snapscheme.ParameterCodec)}},
+		Transform: cachetrim.Content, Prepare: prepare(&c.contentHandlers), WatchList: cfg.WatchList,
 		OnSynced: synced, OnRefused: synced,
 		WhileRefused: "each restore reads its VolumeSnapshotContent with a GET, as the upstream csi-provisioner does; " +
 			"a claim waiting for a content is retried with the provisioning backoff instead of re-queued when the content changes",

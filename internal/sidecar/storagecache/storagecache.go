@@ -160,8 +160,6 @@ func newAPI(cfg Config, name, resource string, object runtime.Object, listWatch 
 		ResyncPeriod: cfg.ResyncPeriod,
 		Indexers:     indexers,
 		WatchList:    cfg.WatchList,
-		Prepare: func(_ optionalapi.Candidate, inf cache.SharedIndexInformer) error {
-			return inf.SetTransform(cachetrim.Meta)
-		},
+		Transform:    cachetrim.Meta,
 	})
 }
