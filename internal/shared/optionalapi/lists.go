@@ -3,10 +3,12 @@ package optionalapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -72,33 +74,78 @@ func (lw *listWatch) decodeStream(ctx context.Context, opts metav1.ListOptions, 
 	if err := expectDelim(dec, '{'); err != nil {
 		return page, err
 	}
+	// As the typed client's decoder: the last of repeated keys wins, a
+	// Status is an error even when answered 200, and nothing may follow
+	// the list.
+	start, kind := len(list.Items), ""
+	others := map[string]json.RawMessage{}
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
 			return page, fmt.Errorf("decoding the list: %w", err)
 		}
 		switch key {
+		case "kind":
+			err = dec.Decode(&kind)
 		case "metadata":
+			page = metav1.ListMeta{}
 			err = dec.Decode(&page)
 		case "items":
+			list.Items = list.Items[:start]
 			err = lw.decodeItems(dec, list)
 		default:
-			var skipped json.RawMessage
-			err = dec.Decode(&skipped)
+			var value json.RawMessage
+			err = dec.Decode(&value)
+			others[fmt.Sprint(key)] = value
 		}
 		if err != nil {
 			return page, fmt.Errorf("decoding the list's %v: %w", key, err)
 		}
 	}
-	return page, expectDelim(dec, '}')
+	if err := expectDelim(dec, '}'); err != nil {
+		return page, err
+	}
+	switch tok, err := dec.Token(); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return page, fmt.Errorf("decoding the list: %w", err)
+	default:
+		return page, fmt.Errorf("decoding the list: %v after its end", tok)
+	}
+	if kind == "Status" {
+		list.Items = list.Items[:start]
+		return page, statusError(others)
+	}
+	return page, nil
+}
+
+// statusError is the error of a Status the API server answered a list
+// with, from its fields other than kind and metadata.
+func statusError(fields map[string]json.RawMessage) error {
+	raw, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	var status metav1.Status
+	if err := json.Unmarshal(raw, &status); err != nil {
+		return fmt.Errorf("decoding the Status the list was answered with: %w", err)
+	}
+	return &apierrors.StatusError{ErrStatus: status}
 }
 
 // decodeItems decodes a list's items array, each item as the API
 // machinery's JSON serializer would (case-sensitive field names), and
 // appends each transformed to list.
 func (lw *listWatch) decodeItems(dec *json.Decoder, list *transformedList) error {
-	if err := expectDelim(dec, '['); err != nil {
-		return err
+	tok, err := dec.Token()
+	if err != nil {
+		return fmt.Errorf("decoding the list: %w", err)
+	}
+	if tok == nil {
+		return nil // "items": null, no items
+	}
+	if tok != json.Delim('[') {
+		return fmt.Errorf("decoding the list: got %v, want [", tok)
 	}
 	for dec.More() {
 		var raw json.RawMessage
