@@ -2,18 +2,18 @@ package optionalapi
 
 import "testing"
 
-// Review of issue 24, commit 98dedd9 (left uncommitted: it fails). The
-// stream decoder reads the list's keys itself and ignores its kind, where
-// the typed client (and so the reflector before the change) decodes the
-// body with the API machinery's serializer:
-//   - a Status answered with 200 (a proxy, an aggregated server) is a
+// Review of issue 24, commit 98dedd9. The stream decoder reads the list's
+// keys itself, where the typed client (and so the reflector before the
+// change) decodes the body with the API machinery's serializer. At
+// 98dedd9 they differed (fixed in 17bb90f):
+//   - a Status answered with 200 (a proxy, an aggregated server) was the
 //     typed client's error, but the stream's empty list with no
-//     resourceVersion: the informer syncs an empty cache (fail open);
-//   - "items": null is an empty list to the typed client, an error to the
-//     stream for ever (the cache never syncs);
+//     resourceVersion: the informer synced an empty cache (fail open);
+//   - "items": null was an empty list to the typed client, an error to the
+//     stream for ever (the cache never synced);
 //   - a repeated "items" key: the typed client keeps the last, the stream
-//     concatenates both;
-//   - data after the list: the typed client fails, the stream ignores it.
+//     concatenated both;
+//   - data after the list: the typed client fails, the stream ignored it.
 
 // TestReview24cStreamDecodesServerFramingAsTheTypedClient: list bodies a
 // server or proxy may produce, around the items; the stream must take them
