@@ -129,7 +129,6 @@ func (b *bench) memory(r *results, sizes []int) error {
 			return err
 		}
 		filled = objects
-		b.waitControlPlaneQuiet()
 		rows, err := b.measureMemory(contenders, objects)
 		if err != nil {
 			return err
@@ -153,17 +152,21 @@ func (b *bench) heapProfilePath(objects int) string {
 }
 
 // measureMemory starts each contender memoryRuns times with objects of each
-// kind in the cluster, in turns (this sidecar, upstream, this sidecar, ...)
-// so that neither always starts first after the fill, and returns each
-// one's run of median peak RSS, with the medians of the start-up times.
-// This sidecar's first run saves its heap profile. A run whose claim
+// kind in the cluster, in turns whose first alternates (this sidecar,
+// upstream; upstream, this sidecar; ...), each run from a quiet control
+// plane, and returns each one's run of median peak RSS, with the medians
+// of the start-up times. This sidecar's first run saves its heap profile. A run whose claim
 // another process provisioned is repeated, up to memoryRuns times in all.
 func (b *bench) measureMemory(contenders []memoryContender, objects int) ([]memoryRow, error) {
 	runs := make([][]memoryRow, len(contenders))
 	discarded := make([]int, len(contenders))
 	for turn := 0; ; turn++ {
 		done := true
-		for i, c := range contenders {
+		for k := range contenders {
+			// The first of each turn alternates, so that each starts
+			// first after the quiet wait as often as the other.
+			i := (k + turn) % len(contenders)
+			c := contenders[i]
 			if len(runs[i]) == memoryRuns {
 				continue
 			}
@@ -172,6 +175,7 @@ func (b *bench) measureMemory(contenders []memoryContender, objects int) ([]memo
 			if !c.upstream && len(runs[i]) == 0 {
 				profile = b.heapProfilePath(objects)
 			}
+			b.waitControlPlaneQuiet()
 			row, err := b.memoryRun(c, fmt.Sprintf("mem%d-%d", objects, turn), profile)
 			if errors.Is(err, errForeignPV) && discarded[i] < memoryRuns {
 				discarded[i]++
@@ -221,10 +225,10 @@ const (
 	quietWait  = 2 * time.Minute
 )
 
-// waitControlPlaneQuiet waits, after a fill, until etcd and kube-apiserver
-// have finished what the fill left them (compaction, the watch caches,
-// garbage collection), so that the first sidecar started does not share
-// the cores with it: it samples their CPU time every second until one
+// waitControlPlaneQuiet waits, before each run, until etcd and kube-apiserver
+// have finished what the fill or the last run left them (compaction, the
+// watch caches, garbage collection), so that no sidecar shares the cores
+// with it: it samples their CPU time every second until one
 // second's use is under quietCores, for up to quietWait.
 func (b *bench) waitControlPlaneQuiet() {
 	var pids []int
