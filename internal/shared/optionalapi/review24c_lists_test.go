@@ -62,12 +62,7 @@ func r24cStatus(w http.ResponseWriter, code int, reason metav1.StatusReason) {
 // notices it being used), and the typed client itself.
 func r24cStreamLW(t *testing.T, h http.Handler, transform cache.TransformFunc) (*listWatch, gatewayclientset.Interface) {
 	t.Helper()
-	server := httptest.NewServer(h)
-	t.Cleanup(server.Close)
-	client, err := gatewayclientset.NewForConfig(&rest.Config{Host: server.URL, DisableCompression: true, QPS: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	client := r24cClient(t, h)
 	stream := StreamLists(client.GatewayV1().RESTClient(), "referencegrants", gatewayscheme.ParameterCodec)
 	return &listWatch{ListWatch: &cache.ListWatch{
 		ListWithContextFunc: func(context.Context, metav1.ListOptions) (runtime.Object, error) {
@@ -80,14 +75,20 @@ func r24cStreamLW(t *testing.T, h http.Handler, transform cache.TransformFunc) (
 // against h (no stream).
 func r24cPagedLW(t *testing.T, h http.Handler, transform cache.TransformFunc) *listWatch {
 	t.Helper()
+	grants := r24cClient(t, h).GatewayV1().ReferenceGrants(metav1.NamespaceAll)
+	return &listWatch{ListWatch: NewListWatch(grants.List, grants.Watch), transform: transform}
+}
+
+// r24cClient is a gateway client of a server answering with h.
+func r24cClient(t *testing.T, h http.Handler) gatewayclientset.Interface {
+	t.Helper()
 	server := httptest.NewServer(h)
 	t.Cleanup(server.Close)
 	client, err := gatewayclientset.NewForConfig(&rest.Config{Host: server.URL, DisableCompression: true, QPS: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	grants := client.GatewayV1().ReferenceGrants(metav1.NamespaceAll)
-	return &listWatch{ListWatch: NewListWatch(grants.List, grants.Watch), transform: transform}
+	return client
 }
 
 func r24cIdentity(o any) (any, error) { return o, nil }
