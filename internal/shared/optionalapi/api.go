@@ -100,8 +100,9 @@ type Config struct {
 	// Transform, if set, is the informer's transform (see
 	// cache.SharedInformer.SetTransform). It must accept the objects it
 	// returned, as it sees them twice: unless the initial list is streamed
-	// (WatchList), lists are read in pages, each page's objects transformed
-	// as it arrives, so that a large first sync never holds every object
+	// (WatchList), a list is decoded one object at a time
+	// (Candidate.ListStream) or read in pages, each object transformed as
+	// it arrives, so that a large first sync never holds every object
 	// whole; the informer transforms them again when it stores them.
 	Transform cache.TransformFunc
 	// Prepare, if set, adds indexers or event handlers to the candidate's
