@@ -70,53 +70,101 @@ func (lw *listWatch) decodeStream(ctx context.Context, opts metav1.ListOptions, 
 		return page, err
 	}
 	defer body.Close() //nolint:errcheck // a read-only body
-	dec := json.NewDecoder(body)
-	if err := expectDelim(dec, '{'); err != nil {
-		return page, err
+	s := newValueScanner(body)
+	if err := s.expect('{'); err != nil {
+		return page, fmt.Errorf("decoding the list: %w", err)
 	}
 	// As the typed client's decoder: the last of repeated keys wins, a
 	// Status is an error even when answered 200, and nothing may follow
 	// the list.
 	start, kind := len(list.Items), ""
 	others := map[string]json.RawMessage{}
-	for dec.More() {
-		key, err := dec.Token()
+	for more := true; more; {
+		key, err := nextKey(s)
 		if err != nil {
 			return page, fmt.Errorf("decoding the list: %w", err)
 		}
-		switch key {
-		case "kind":
-			err = dec.Decode(&kind)
-		case "metadata":
-			page = metav1.ListMeta{}
-			err = dec.Decode(&page)
+		if key == nil {
+			break // {}
+		}
+		switch *key {
 		case "items":
 			list.Items = list.Items[:start]
-			err = lw.decodeItems(dec, list)
+			err = lw.decodeItems(s, list)
 		default:
-			var value json.RawMessage
-			err = dec.Decode(&value)
-			others[fmt.Sprint(key)] = value
+			var value []byte
+			if value, err = s.value(); err != nil {
+				break
+			}
+			switch *key {
+			case "kind":
+				err = json.Unmarshal(value, &kind)
+			case "metadata":
+				page = metav1.ListMeta{}
+				err = json.Unmarshal(value, &page)
+			default:
+				others[*key] = append(json.RawMessage(nil), value...)
+			}
 		}
 		if err != nil {
-			return page, fmt.Errorf("decoding the list's %v: %w", key, err)
+			return page, fmt.Errorf("decoding the list's %s: %w", *key, err)
+		}
+		if more, err = nextMember(s, '}'); err != nil {
+			return page, fmt.Errorf("decoding the list: %w", err)
 		}
 	}
-	if err := expectDelim(dec, '}'); err != nil {
-		return page, err
-	}
-	switch tok, err := dec.Token(); {
-	case errors.Is(err, io.EOF):
-	case err != nil:
-		return page, fmt.Errorf("decoding the list: %w", err)
-	default:
-		return page, fmt.Errorf("decoding the list: %v after its end", tok)
+	if c, err := s.peek(); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return page, fmt.Errorf("decoding the list: %w", err)
+		}
+		return page, fmt.Errorf("decoding the list: %q after its end", c)
 	}
 	if kind == "Status" {
 		list.Items = list.Items[:start]
 		return page, statusError(others)
 	}
 	return page, nil
+}
+
+// nextKey reads an object member's key and the colon after it; nil at the
+// end of an empty object, whose closing brace it consumes.
+func nextKey(s *valueScanner) (*string, error) {
+	if c, err := s.peek(); err != nil {
+		return nil, unexpectedEOF(err)
+	} else if c == '}' {
+		s.pos++
+		return nil, nil
+	}
+	raw, err := s.value()
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 || raw[0] != '"' {
+		return nil, fmt.Errorf("invalid key %q", raw)
+	}
+	var key string
+	if err := json.Unmarshal(raw, &key); err != nil {
+		return nil, err
+	}
+	return &key, s.expect(':')
+}
+
+// nextMember consumes the comma before an object's or array's next member
+// (true) or the closing bracket, end (false).
+func nextMember(s *valueScanner, end byte) (bool, error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, unexpectedEOF(err)
+	}
+	switch c {
+	case ',':
+		s.pos++
+		return true, nil
+	case end:
+		s.pos++
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid character %q, want ',' or %q", c, end)
 }
 
 // statusError is the error of a Status the API server answered a list
@@ -136,20 +184,31 @@ func statusError(fields map[string]json.RawMessage) error {
 // decodeItems decodes a list's items array, each item as the API
 // machinery's JSON serializer would (case-sensitive field names), and
 // appends each transformed to list.
-func (lw *listWatch) decodeItems(dec *json.Decoder, list *transformedList) error {
-	tok, err := dec.Token()
+func (lw *listWatch) decodeItems(s *valueScanner, list *transformedList) error {
+	c, err := s.peek()
 	if err != nil {
-		return fmt.Errorf("decoding the list: %w", err)
+		return unexpectedEOF(err)
 	}
-	if tok == nil {
-		return nil // "items": null, no items
+	if c != '[' {
+		raw, err := s.value()
+		if err != nil {
+			return err
+		}
+		if string(raw) != "null" { // "items": null, no items
+			return fmt.Errorf("got %q, want an array", raw)
+		}
+		return nil
 	}
-	if tok != json.Delim('[') {
-		return fmt.Errorf("decoding the list: got %v, want [", tok)
+	s.pos++
+	if c, err := s.peek(); err != nil {
+		return unexpectedEOF(err)
+	} else if c == ']' {
+		s.pos++
+		return nil
 	}
-	for dec.More() {
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
+	for more := true; more; {
+		raw, err := s.value()
+		if err != nil {
 			return err
 		}
 		obj := lw.newObject()
@@ -159,17 +218,9 @@ func (lw *listWatch) decodeItems(dec *json.Decoder, list *transformedList) error
 		if err := lw.appendTransformed(list, obj); err != nil {
 			return err
 		}
-	}
-	return expectDelim(dec, ']')
-}
-
-func expectDelim(dec *json.Decoder, want json.Delim) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return fmt.Errorf("decoding the list: %w", err)
-	}
-	if tok != want {
-		return fmt.Errorf("decoding the list: got %v, want %v", tok, want)
+		if more, err = nextMember(s, ']'); err != nil {
+			return err
+		}
 	}
 	return nil
 }
