@@ -24,6 +24,7 @@ import (
 
 	"github.com/xns-csi/csi-provisioner/internal/shared/cachetrim"
 	"github.com/xns-csi/csi-provisioner/internal/shared/claimsource"
+	"github.com/xns-csi/csi-provisioner/internal/shared/fanout"
 	"github.com/xns-csi/csi-provisioner/internal/shared/features"
 	"github.com/xns-csi/csi-provisioner/internal/shared/linkcache"
 	"github.com/xns-csi/csi-provisioner/internal/shared/referencegrant"
@@ -295,28 +296,24 @@ func (w *wiring) newProvisioner(ctx context.Context) {
 // wireEvents: waiting claims are re-queued by what they wait for, and
 // source finalizers are released when their claims are done.
 func (w *wiring) wireEvents() error {
-	w.snapshots.AddSnapshotHandler(w.claims.SnapshotHandler())
-	w.snapshots.AddSnapshotHandler(w.order.SourceHandler())
+	// The handlers that never wait share a registration (see fanout); the
+	// protector's handlers of claims and snapshots wait for a write of a
+	// deleted source in progress, and keep their own.
+	w.snapshots.AddSnapshotHandler(fanout.Handlers{w.claims.SnapshotHandler(), w.order.SourceHandler()})
 	w.snapshots.AddSnapshotHandler(w.protector.SnapshotHandler())
 	w.snapshots.AddContentHandler(w.claims.ContentHandler())
 	f := w.informers
-	claimsSeen, err := f.claims.AddEventHandler(w.order.ClaimHandler())
+	claimsSeen, err := f.claims.AddEventHandler(fanout.Handlers{w.order.ClaimHandler(), w.claims.CloneSourceHandler(),
+		forgetDone(w.prov), w.settle.ClaimHandler()})
 	if err != nil {
 		return err
 	}
 	w.order.Delivering(&v1.PersistentVolumeClaim{}, claimsSeen.HasSynced)
-	for _, h := range []cache.ResourceEventHandler{w.claims.CloneSourceHandler(), w.protector.ClaimHandler(), forgetDone(w.prov),
-		w.settle.ClaimHandler()} {
-		if _, err := f.claims.AddEventHandler(h); err != nil {
-			return err
-		}
+	if _, err := f.claims.AddEventHandler(w.protector.ClaimHandler()); err != nil {
+		return err
 	}
-	for _, h := range []cache.ResourceEventHandler{w.claims.CloneSourceVolumeHandler(), w.protector.VolumeHandler(), volumesSaved(w.prov)} {
-		if _, err := f.volumes.AddEventHandler(h); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err = f.volumes.AddEventHandler(fanout.Handlers{w.claims.CloneSourceVolumeHandler(), w.protector.VolumeHandler(), volumesSaved(w.prov)})
+	return err
 }
 
 // newController makes the library's controller around the provisioner,
