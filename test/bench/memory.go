@@ -34,7 +34,7 @@ import (
 // run (by peak RSS) is reported. make bench-smoke shortens both.
 var (
 	memoryWindow = 20 * time.Second
-	memoryRuns   = 3
+	memoryRuns   = 5
 )
 
 const (
