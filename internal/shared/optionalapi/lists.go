@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -74,44 +75,25 @@ func (lw *listWatch) decodeStream(ctx context.Context, opts metav1.ListOptions, 
 	if err := s.expect('{'); err != nil {
 		return page, fmt.Errorf("decoding the list: %w", err)
 	}
-	// As the typed client's decoder: the last of repeated keys wins, a
-	// Status is an error even when answered 200, and nothing may follow
-	// the list.
+	// As the typed client's decoder: the last of repeated keys wins (a
+	// repeated "metadata" is decoded over the first, as into one struct), a
+	// Status is an error even when answered 200, nothing may follow the
+	// list, and every value must be well formed, whether it is read or not.
 	start, kind := len(list.Items), ""
 	others := map[string]json.RawMessage{}
-	for more := true; more; {
-		key, err := nextKey(s)
-		if err != nil {
-			return page, fmt.Errorf("decoding the list: %w", err)
+	more, err := firstMember(s)
+	for more && err == nil {
+		var key string
+		if key, err = nextKey(s); err != nil {
+			break
 		}
-		if key == nil {
-			break // {}
+		if err = lw.decodeMember(s, key, list, start, &kind, &page, others); err != nil {
+			return page, fmt.Errorf("decoding the list's %s: %w", key, err)
 		}
-		switch *key {
-		case "items":
-			list.Items = list.Items[:start]
-			err = lw.decodeItems(s, list)
-		default:
-			var value []byte
-			if value, err = s.value(); err != nil {
-				break
-			}
-			switch *key {
-			case "kind":
-				err = json.Unmarshal(value, &kind)
-			case "metadata":
-				page = metav1.ListMeta{}
-				err = json.Unmarshal(value, &page)
-			default:
-				others[*key] = append(json.RawMessage(nil), value...)
-			}
-		}
-		if err != nil {
-			return page, fmt.Errorf("decoding the list's %s: %w", *key, err)
-		}
-		if more, err = nextMember(s, '}'); err != nil {
-			return page, fmt.Errorf("decoding the list: %w", err)
-		}
+		more, err = nextMember(s, '}')
+	}
+	if err != nil {
+		return page, fmt.Errorf("decoding the list: %w", err)
 	}
 	if c, err := s.peek(); !errors.Is(err, io.EOF) {
 		if err != nil {
@@ -119,34 +101,78 @@ func (lw *listWatch) decodeStream(ctx context.Context, opts metav1.ListOptions, 
 		}
 		return page, fmt.Errorf("decoding the list: %q after its end", c)
 	}
-	if kind == "Status" {
+	switch kind {
+	case "", lw.listKind():
+		return page, nil
+	case "Status":
 		list.Items = list.Items[:start]
 		return page, statusError(others)
 	}
-	return page, nil
+	list.Items = list.Items[:start]
+	return page, fmt.Errorf("decoding the list: the API server answered with a %q, not a %q", kind, lw.listKind())
 }
 
-// nextKey reads an object member's key and the colon after it; nil at the
-// end of an empty object, whose closing brace it consumes.
-func nextKey(s *valueScanner) (*string, error) {
-	if c, err := s.peek(); err != nil {
-		return nil, unexpectedEOF(err)
-	} else if c == '}' {
-		s.pos++
-		return nil, nil
+// decodeMember decodes the list's member key: its items into list (from
+// start), its kind into kind, its metadata into page, any other value into
+// others.
+func (lw *listWatch) decodeMember(s *valueScanner, key string, list *transformedList, start int, kind *string,
+	page *metav1.ListMeta, others map[string]json.RawMessage) error {
+	if key == "items" {
+		list.Items = list.Items[:start]
+		return lw.decodeItems(s, list)
 	}
+	value, err := s.value()
+	if err != nil {
+		return err
+	}
+	switch {
+	case !json.Valid(value):
+		return fmt.Errorf("invalid value %.40q", value)
+	case strings.EqualFold(key, "kind"):
+		// The typed client finds a body's kind with encoding/json
+		// (runtime.SimpleMetaFactory), which takes the last key spelt
+		// "kind" in any case.
+		return json.Unmarshal(value, kind)
+	case key == "metadata":
+		return kjson.UnmarshalCaseSensitivePreserveInts(value, page)
+	}
+	others[key] = append(json.RawMessage(nil), value...)
+	return nil
+}
+
+// listKind is the kind of the lists of the candidate's objects.
+func (lw *listWatch) listKind() string {
+	return reflect.TypeOf(lw.newObject()).Elem().Name() + "List"
+}
+
+// firstMember consumes the closing bracket of an empty object (false);
+// true if a member follows.
+func firstMember(s *valueScanner) (bool, error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, unexpectedEOF(err)
+	}
+	if c == '}' {
+		s.pos++
+		return false, nil
+	}
+	return true, nil
+}
+
+// nextKey reads an object member's key and the colon after it.
+func nextKey(s *valueScanner) (string, error) {
 	raw, err := s.value()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if len(raw) == 0 || raw[0] != '"' {
-		return nil, fmt.Errorf("invalid key %q", raw)
+		return "", fmt.Errorf("invalid key %.40q", raw)
 	}
 	var key string
 	if err := json.Unmarshal(raw, &key); err != nil {
-		return nil, err
+		return "", err
 	}
-	return &key, s.expect(':')
+	return key, s.expect(':')
 }
 
 // nextMember consumes the comma before an object's or array's next member
