@@ -298,8 +298,10 @@ func (w *wiring) newProvisioner(ctx context.Context) {
 func (w *wiring) wireEvents() error {
 	// The handlers that never wait share a registration (see fanout); the
 	// protector's handlers of claims and snapshots wait for a write of a
-	// deleted source in progress, and keep their own.
-	w.snapshots.AddSnapshotHandler(fanout.Handlers{w.claims.SnapshotHandler(), w.order.SourceHandler()})
+	// deleted source in progress, and keep their own. The deletion order
+	// sees each claim and snapshot first: a claim created while the others
+	// handle a snapshot's deletion must find that deletion in the log.
+	w.snapshots.AddSnapshotHandler(fanout.Handlers{w.order.SourceHandler(), w.claims.SnapshotHandler()})
 	w.snapshots.AddSnapshotHandler(w.protector.SnapshotHandler())
 	w.snapshots.AddContentHandler(w.claims.ContentHandler())
 	f := w.informers
