@@ -1,21 +1,22 @@
 package optionalapi
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 )
 
-// valueScanner splits a JSON text read from r into its tokens and values
-// without decoding them: a list's items are then each decoded once, by the
+// valueScanner walks a JSON text read from r, its objects' keys and its
+// arrays' values, without decoding the values: a list's items are then each decoded once, by the
 // API machinery's decoder, which checks that the item is well formed.
 // encoding/json's Decoder would scan each item twice more and copy it, a
 // quarter of a stream's decoding (BenchmarkStreamList).
 //
 // A value's bytes are found by counting brackets outside strings; whether
-// they are valid JSON is for whoever decodes them. Malformed input is
-// never taken for well-formed: a bracket of the wrong kind or a broken
-// literal reaches the decoder, which fails on it.
+// they are valid JSON is for whoever decodes or checks them (json.Valid).
+// Malformed input is never taken for well-formed: a bracket of the wrong
+// kind or a broken literal reaches that check, which fails on it.
 type valueScanner struct {
 	r io.Reader
 	// buf[pos:] is read and not yet scanned.
@@ -133,6 +134,106 @@ func (s *valueScanner) value() ([]byte, error) {
 			return nil, unexpectedEOF(err)
 		}
 	}
+}
+
+// object consumes the object that comes next, calling member with each
+// member's key: member consumes the member's value.
+func (s *valueScanner) object(member func(key string) error) error {
+	if err := s.expect('{'); err != nil {
+		return err
+	}
+	more, err := s.firstMember('}')
+	for more && err == nil {
+		var key string
+		if key, err = s.key(); err != nil {
+			return err
+		}
+		if err = member(key); err != nil {
+			return err
+		}
+		more, err = s.nextMember('}')
+	}
+	return err
+}
+
+// array consumes the array that comes next, calling item with each of its
+// values' bytes, valid until item returns.
+func (s *valueScanner) array(item func(value []byte) error) error {
+	if err := s.expect('['); err != nil {
+		return err
+	}
+	more, err := s.firstMember(']')
+	for more && err == nil {
+		var value []byte
+		if value, err = s.value(); err != nil {
+			return err
+		}
+		if err = item(value); err != nil {
+			return err
+		}
+		more, err = s.nextMember(']')
+	}
+	return err
+}
+
+// end checks that nothing but white space is left.
+func (s *valueScanner) end() error {
+	c, err := s.peek()
+	switch {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return err
+	}
+	return fmt.Errorf("%q after the end", c)
+}
+
+// firstMember consumes the closing bracket end of an empty object or
+// array (false); true if a member follows.
+func (s *valueScanner) firstMember(end byte) (bool, error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, unexpectedEOF(err)
+	}
+	if c == end {
+		s.pos++
+		return false, nil
+	}
+	return true, nil
+}
+
+// nextMember consumes the comma before an object's or array's next member
+// (true) or its closing bracket end (false).
+func (s *valueScanner) nextMember(end byte) (bool, error) {
+	c, err := s.peek()
+	if err != nil {
+		return false, unexpectedEOF(err)
+	}
+	switch c {
+	case ',':
+		s.pos++
+		return true, nil
+	case end:
+		s.pos++
+		return false, nil
+	}
+	return false, fmt.Errorf("invalid character %q, want ',' or %q", c, end)
+}
+
+// key consumes an object member's key and the colon after it.
+func (s *valueScanner) key() (string, error) {
+	raw, err := s.value()
+	if err != nil {
+		return "", err
+	}
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", fmt.Errorf("invalid key %.40q", raw)
+	}
+	var key string
+	if err := json.Unmarshal(raw, &key); err != nil {
+		return "", err
+	}
+	return key, s.expect(':')
 }
 
 // consume marks buf[start:end] scanned and returns it.

@@ -10,38 +10,19 @@ import (
 	"testing/iotest"
 )
 
-// scanArray splits the JSON array text data into its items' bytes with a
-// valueScanner reading through r, as decodeItems does.
+// scanArray splits the JSON array text r reads into its items' bytes, as
+// decodeItems does.
 func scanArray(r io.Reader) ([]string, error) {
 	s := newValueScanner(r)
-	if err := s.expect('['); err != nil {
-		return nil, err
-	}
 	var items []string
-	if c, err := s.peek(); err != nil {
-		return nil, unexpectedEOF(err)
-	} else if c == ']' {
-		s.pos++
-		return items, trailing(s)
-	}
-	for more := true; more; {
-		v, err := s.value()
-		if err != nil {
-			return nil, err
-		}
+	err := s.array(func(v []byte) error {
 		items = append(items, string(v))
-		if more, err = nextMember(s, ']'); err != nil {
-			return nil, err
-		}
+		return nil
+	})
+	if err == nil {
+		err = s.end()
 	}
-	return items, trailing(s)
-}
-
-func trailing(s *valueScanner) error {
-	if c, err := s.peek(); !errors.Is(err, io.EOF) {
-		return errors.Join(err, errors.New("data after the array: "+string(c)))
-	}
-	return nil
+	return items, err
 }
 
 // decoderItems splits data as encoding/json's Decoder does.

@@ -3,7 +3,6 @@ package optionalapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -65,58 +64,50 @@ func (lw *listWatch) streamList(ctx context.Context, opts metav1.ListOptions) (r
 // decodeStream makes one list request and appends its transformed objects
 // to list; it returns the response's list metadata.
 func (lw *listWatch) decodeStream(ctx context.Context, opts metav1.ListOptions, list *transformedList) (metav1.ListMeta, error) {
-	var page metav1.ListMeta
 	body, err := lw.stream(ctx, opts)
 	if err != nil {
-		return page, err
+		return metav1.ListMeta{}, err
 	}
 	defer body.Close() //nolint:errcheck // a read-only body
-	s := newValueScanner(body)
-	if err := s.expect('{'); err != nil {
-		return page, fmt.Errorf("decoding the list: %w", err)
-	}
 	// As the typed client's decoder: the last of repeated keys wins (a
 	// repeated "metadata" is decoded over the first, as into one struct), a
 	// Status is an error even when answered 200, nothing may follow the
 	// list, and every value must be well formed, whether it is read or not.
-	start, kind := len(list.Items), ""
-	others := map[string]json.RawMessage{}
-	more, err := firstMember(s)
-	for more && err == nil {
-		var key string
-		if key, err = nextKey(s); err != nil {
-			break
+	s, start, head := newValueScanner(body), len(list.Items), listHead{others: map[string]json.RawMessage{}}
+	err = s.object(func(key string) error {
+		if err := lw.decodeMember(s, key, list, start, &head); err != nil {
+			return fmt.Errorf("%s: %w", key, err)
 		}
-		if err = lw.decodeMember(s, key, list, start, &kind, &page, others); err != nil {
-			return page, fmt.Errorf("decoding the list's %s: %w", key, err)
-		}
-		more, err = nextMember(s, '}')
+		return nil
+	})
+	if err == nil {
+		err = s.end()
 	}
 	if err != nil {
-		return page, fmt.Errorf("decoding the list: %w", err)
+		return head.meta, fmt.Errorf("decoding the list: %w", err)
 	}
-	if c, err := s.peek(); !errors.Is(err, io.EOF) {
-		if err != nil {
-			return page, fmt.Errorf("decoding the list: %w", err)
-		}
-		return page, fmt.Errorf("decoding the list: %q after its end", c)
-	}
-	switch kind {
+	switch head.kind {
 	case "", lw.listKind():
-		return page, nil
+		return head.meta, nil
 	case "Status":
 		list.Items = list.Items[:start]
-		return page, statusError(others)
+		return head.meta, statusError(head.others)
 	}
 	list.Items = list.Items[:start]
-	return page, fmt.Errorf("decoding the list: the API server answered with a %q, not a %q", kind, lw.listKind())
+	return head.meta, fmt.Errorf("decoding the list: the API server answered with a %q, not a %q", head.kind, lw.listKind())
+}
+
+// listHead is what a list response holds besides its items: its kind,
+// its metadata, and its other members (a Status's).
+type listHead struct {
+	kind   string
+	meta   metav1.ListMeta
+	others map[string]json.RawMessage
 }
 
 // decodeMember decodes the list's member key: its items into list (from
-// start), its kind into kind, its metadata into page, any other value into
-// others.
-func (lw *listWatch) decodeMember(s *valueScanner, key string, list *transformedList, start int, kind *string,
-	page *metav1.ListMeta, others map[string]json.RawMessage) error {
+// start), anything else into head.
+func (lw *listWatch) decodeMember(s *valueScanner, key string, list *transformedList, start int, head *listHead) error {
 	if key == "items" {
 		list.Items = list.Items[:start]
 		return lw.decodeItems(s, list)
@@ -132,65 +123,17 @@ func (lw *listWatch) decodeMember(s *valueScanner, key string, list *transformed
 		// The typed client finds a body's kind with encoding/json
 		// (runtime.SimpleMetaFactory), which takes the last key spelt
 		// "kind" in any case.
-		return json.Unmarshal(value, kind)
+		return json.Unmarshal(value, &head.kind)
 	case key == "metadata":
-		return kjson.UnmarshalCaseSensitivePreserveInts(value, page)
+		return kjson.UnmarshalCaseSensitivePreserveInts(value, &head.meta)
 	}
-	others[key] = append(json.RawMessage(nil), value...)
+	head.others[key] = append(json.RawMessage(nil), value...)
 	return nil
 }
 
 // listKind is the kind of the lists of the candidate's objects.
 func (lw *listWatch) listKind() string {
 	return reflect.TypeOf(lw.newObject()).Elem().Name() + "List"
-}
-
-// firstMember consumes the closing bracket of an empty object (false);
-// true if a member follows.
-func firstMember(s *valueScanner) (bool, error) {
-	c, err := s.peek()
-	if err != nil {
-		return false, unexpectedEOF(err)
-	}
-	if c == '}' {
-		s.pos++
-		return false, nil
-	}
-	return true, nil
-}
-
-// nextKey reads an object member's key and the colon after it.
-func nextKey(s *valueScanner) (string, error) {
-	raw, err := s.value()
-	if err != nil {
-		return "", err
-	}
-	if len(raw) == 0 || raw[0] != '"' {
-		return "", fmt.Errorf("invalid key %.40q", raw)
-	}
-	var key string
-	if err := json.Unmarshal(raw, &key); err != nil {
-		return "", err
-	}
-	return key, s.expect(':')
-}
-
-// nextMember consumes the comma before an object's or array's next member
-// (true) or the closing bracket, end (false).
-func nextMember(s *valueScanner, end byte) (bool, error) {
-	c, err := s.peek()
-	if err != nil {
-		return false, unexpectedEOF(err)
-	}
-	switch c {
-	case ',':
-		s.pos++
-		return true, nil
-	case end:
-		s.pos++
-		return false, nil
-	}
-	return false, fmt.Errorf("invalid character %q, want ',' or %q", c, end)
 }
 
 // statusError is the error of a Status the API server answered a list
@@ -209,46 +152,27 @@ func statusError(fields map[string]json.RawMessage) error {
 
 // decodeItems decodes a list's items array, each item as the API
 // machinery's JSON serializer would (case-sensitive field names), and
-// appends each transformed to list.
+// appends each transformed to list. "items": null is no items.
 func (lw *listWatch) decodeItems(s *valueScanner, list *transformedList) error {
-	c, err := s.peek()
-	if err != nil {
-		return unexpectedEOF(err)
-	}
-	if c != '[' {
-		raw, err := s.value()
-		if err != nil {
-			return err
-		}
-		if string(raw) != "null" { // "items": null, no items
-			return fmt.Errorf("got %q, want an array", raw)
-		}
-		return nil
-	}
-	s.pos++
 	if c, err := s.peek(); err != nil {
 		return unexpectedEOF(err)
-	} else if c == ']' {
-		s.pos++
-		return nil
-	}
-	for more := true; more; {
+	} else if c != '[' {
 		raw, err := s.value()
 		if err != nil {
 			return err
 		}
+		if string(raw) != "null" {
+			return fmt.Errorf("got %.40q, want an array", raw)
+		}
+		return nil
+	}
+	return s.array(func(raw []byte) error {
 		obj := lw.newObject()
 		if err := kjson.UnmarshalCaseSensitivePreserveInts(raw, obj); err != nil {
 			return err
 		}
-		if err := lw.appendTransformed(list, obj); err != nil {
-			return err
-		}
-		if more, err = nextMember(s, ']'); err != nil {
-			return err
-		}
-	}
-	return nil
+		return lw.appendTransformed(list, obj)
+	})
 }
 
 // newObjectLike returns a function making new empty objects of object's
